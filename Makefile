@@ -1,0 +1,50 @@
+# The two commands a newcomer needs: `make start` and `make test`. Everything else is for developers.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+NODE_MODULES := node_modules/.package-lock.json
+TEST_PG_URL = $(shell scripts/services/postgres.sh url)
+
+.PHONY: help install start api migrate services services-stop typecheck lint test bench clean
+
+help:
+	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
+	@echo "make test    install, start the real services, type-check, lint, run every test"
+	@echo "make api | migrate | bench | services | services-stop | typecheck | lint"
+
+# Reinstall only when the lock file changed.
+$(NODE_MODULES): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(NODE_MODULES)
+
+start: install
+	npx tsx api/main.ts
+
+api: install
+	npx tsx api/main.ts
+
+migrate: install
+	npx tsx pipeline/db/migrate-cli.ts
+
+services: install
+	scripts/services/postgres.sh start
+
+services-stop:
+	scripts/services/postgres.sh stop
+
+typecheck: install
+	npx tsc --noEmit -p .
+
+lint: install
+	npx biome check .
+
+test: install services typecheck lint
+	TEST_DATABASE_URL="$(TEST_PG_URL)" npx mocha
+
+bench: install services
+	TEST_DATABASE_URL="$(TEST_PG_URL)" npx tsx scripts/bench/run.ts
+
+clean: services-stop
+	rm -rf .services .bench

@@ -1,0 +1,43 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { exportJWK, generateKeyPair, type JSONWebKeySet, type JWK } from 'jose';
+import type { ServiceConfig } from '../pipeline/config.js';
+
+const DEV_KEY_FILE = 'admin-key.json';
+const DEV_KEY_ID = 'dev-admin-key';
+
+/** The development key pair's private JWK, kept beside the embedded data. */
+export function devKeyFile(dataDir: string): string {
+  return path.join(dataDir, DEV_KEY_FILE);
+}
+
+/**
+ * The admin JWT public keys: the project file's JWKS, else ADMIN_JWKS_FILE, else the development
+ * key pair under the data folder (made on first start, so `npm run admin-token` can sign with it).
+ */
+export async function resolveAdminJwks(config: ServiceConfig): Promise<JSONWebKeySet> {
+  const configured = config.project.adminApi.jwks;
+  if (configured) return structuredClone(configured) as JSONWebKeySet;
+  if (config.adminJwksFile) return JSON.parse(await readFile(config.adminJwksFile, 'utf8')) as JSONWebKeySet;
+  const privateJwk = await loadOrCreateDevKey(config.dataDir);
+  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = privateJwk;
+  return { keys: [publicJwk] };
+}
+
+/** Reads the development private key, creating it (RS256, file mode 0600) when absent. */
+export async function loadOrCreateDevKey(dataDir: string): Promise<JWK> {
+  const file = devKeyFile(dataDir);
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as JWK;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: DEV_KEY_ID, alg: 'RS256', use: 'sig' };
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(file, JSON.stringify(jwk), { mode: 0o600, flag: 'wx' }).catch(async (err) => {
+    // Another process made it first: use theirs.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  });
+  return JSON.parse(await readFile(file, 'utf8')) as JWK;
+}

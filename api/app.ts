@@ -1,0 +1,49 @@
+import Router from '@koa/router';
+import type { JSONWebKeySet } from 'jose';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import type { ServiceConfig } from '../pipeline/config.js';
+import type { Queryable } from '../pipeline/db/pool.js';
+import type { Logger } from '../pipeline/log.js';
+import { requireAdminJwt, requireProjectHost } from './auth.js';
+import { errorEnvelope } from './errors.js';
+import { graphqlHandler } from './graphql/handler.js';
+import { requestLog } from './request-log.js';
+
+/** What the facade stands on; built once by main.ts (or a test). */
+export interface AppDependencies {
+  readonly config: ServiceConfig;
+  readonly db: Queryable;
+  readonly adminJwks: JSONWebKeySet;
+  readonly log: Logger;
+}
+
+/**
+ * The facade's middleware chain: request log, the error envelope, then per admin route the Host
+ * check and the admin JWT before anything reads the body.
+ */
+export function createApp({ config, db, adminJwks, log }: AppDependencies): Koa {
+  const app = new Koa({ proxy: config.trustProxy });
+  const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
+
+  const router = new Router();
+  router.all(
+    '/_api/admin/graphql',
+    ...admin,
+    koaBody({
+      json: true,
+      jsonStrict: true,
+      jsonLimit: '1mb',
+      urlencoded: false,
+      text: false,
+      multipart: false,
+    }),
+    graphqlHandler(db, config.project, log),
+  );
+
+  app.use(requestLog(log));
+  app.use(errorEnvelope(log));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,70 @@
+import type { Middleware } from 'koa';
+import { ApiError, type ErrorName } from '../pipeline/errors.js';
+import type { Logger } from '../pipeline/log.js';
+
+/** HTTP status by error name (DECISIONS.md, Envelopes and errors). */
+export const STATUS_BY_NAME: Record<ErrorName, number> = {
+  Invalid: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  RequestEntityTooLarge: 413,
+  TooManyRequest: 429,
+  InternalError: 500,
+  ServiceUnavailable: 503,
+};
+
+/** The envelope body of an error: `{error: {name, reason, message, code, info?}}`. */
+export function envelope(err: ApiError): { error: Record<string, unknown> } {
+  return {
+    error: {
+      name: err.name,
+      reason: err.reason,
+      message: err.message,
+      code: STATUS_BY_NAME[err.name],
+      ...(err.info && Object.keys(err.info).length > 0 ? { info: err.info } : {}),
+    },
+  };
+}
+
+/**
+ * Converts what the HTTP layer itself throws (koa-body's 400/413/415, which carry `status` and
+ * `expose`) into API errors; anything else is an InternalError whose detail stays in the log.
+ */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
+  const exposed = typeof err === 'object' && err !== null && 'expose' in err && err.expose === true;
+  if (exposed && status === 413)
+    return new ApiError(
+      'RequestEntityTooLarge',
+      'RequestEntityTooLarge',
+      'request body too large',
+      undefined,
+      err,
+    );
+  if (exposed && status >= 400 && status < 500) {
+    return new ApiError(
+      'Invalid',
+      'BadRequest',
+      err instanceof Error ? err.message : 'bad request',
+      undefined,
+      err,
+    );
+  }
+  return new ApiError('InternalError', 'UnexpectedError', 'unexpected error', undefined, err);
+}
+
+/** The one middleware that writes error responses, and logs each failed request once. */
+export function errorEnvelope(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (thrown) {
+      const err = toApiError(thrown);
+      if (err.name === 'InternalError') log.error({ err: thrown, path: ctx.path }, 'request failed');
+      ctx.status = STATUS_BY_NAME[err.name];
+      ctx.body = envelope(err);
+    }
+  };
+}

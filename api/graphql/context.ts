@@ -1,0 +1,9 @@
+import type { ProjectConfig } from '../../pipeline/config.js';
+import type { Queryable } from '../../pipeline/db/pool.js';
+
+/** What every resolver gets: the database and the project's configuration. */
+// A type alias, not an interface: graphql-http wants a context assignable to Record<PropertyKey, unknown>.
+export type GraphQLContext = {
+  readonly db: Queryable;
+  readonly project: ProjectConfig;
+};

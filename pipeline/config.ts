@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type ConfigDocument, type ProjectConfigDocument, validateConfig } from '../schemas/index.js';
+import { ConfigError } from './errors.js';
+
+export type LoginIdKey = 'email' | 'username' | 'phone';
+
+/** A project's settings, as used by the service. */
+export interface ProjectConfig {
+  readonly id: string;
+  /** The `Host` admin calls must name (port ignored). */
+  readonly domain: string;
+  /** The `aud` every admin JWT must carry. */
+  readonly publicOrigin: string;
+  readonly claimsNamespace: string;
+  readonly adminApi: {
+    /** JWKS given in the project file; absent means ADMIN_JWKS_FILE or the development key pair. */
+    readonly jwks: { readonly keys: readonly Record<string, unknown>[] } | undefined;
+    readonly algorithms: readonly string[];
+  };
+  readonly loginIdKeys: ReadonlyMap<LoginIdKey, { readonly caseSensitive: boolean }>;
+  /** Provider alias -> provider type. */
+  readonly oauthProviders: ReadonlyMap<string, string>;
+  readonly customAttributes: ReadonlyMap<
+    string,
+    { readonly type: string; readonly enum?: readonly string[] }
+  >;
+}
+
+/** The whole configuration, read once at start, validated and frozen. */
+export interface ServiceConfig {
+  readonly port: number;
+  /** Absent: the embedded Postgres under `dataDir` is started. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** Port of the embedded Postgres (used only when databaseUrl is absent). */
+  readonly embeddedPostgresPort: number;
+  readonly trustProxy: boolean;
+  readonly logLevel: string;
+  readonly adminJwksFile: string | undefined;
+  readonly project: ProjectConfig;
+}
+
+/** The environment variables read, each mapped to its key in the configuration schema. */
+const ENV_KEYS = {
+  PORT: 'port',
+  DATABASE_URL: 'database_url',
+  DATA_DIR: 'data_dir',
+  EMBEDDED_POSTGRES_PORT: 'embedded_postgres_port',
+  TRUST_PROXY: 'trust_proxy',
+  LOG_LEVEL: 'log_level',
+  ADMIN_JWKS_FILE: 'admin_jwks_file',
+} as const;
+
+/** Reads the configuration from the environment and the project file named by PROJECT_CONFIG. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const raw: Record<string, unknown> = {};
+  for (const [variable, key] of Object.entries(ENV_KEYS)) {
+    const value = env[variable];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  raw.project = env.PROJECT_CONFIG ? readProjectFile(env.PROJECT_CONFIG) : {};
+  return configFromDocument(raw);
+}
+
+/** Validates a configuration document (the schema's shape) and freezes it. */
+export function configFromDocument(raw: Record<string, unknown>): ServiceConfig {
+  const doc = structuredClone(raw);
+  if (!validateConfig(doc)) {
+    const problems = (validateConfig.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return deepFreeze(toServiceConfig(doc));
+}
+
+function readProjectFile(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (cause) {
+    throw new ConfigError(`cannot read PROJECT_CONFIG ${file}: ${(cause as Error).message}`);
+  }
+}
+
+function toServiceConfig(doc: ConfigDocument): ServiceConfig {
+  return {
+    port: doc.port,
+    databaseUrl: doc.database_url,
+    dataDir: path.resolve(doc.data_dir),
+    embeddedPostgresPort: doc.embedded_postgres_port,
+    trustProxy: doc.trust_proxy,
+    logLevel: doc.log_level,
+    adminJwksFile: doc.admin_jwks_file,
+    project: toProjectConfig(doc.project, doc.port),
+  };
+}
+
+function toProjectConfig(p: ProjectConfigDocument, port: number): ProjectConfig {
+  return {
+    id: p.id,
+    domain: p.domain,
+    publicOrigin: p.public_origin ?? `http://localhost:${port}`,
+    claimsNamespace: p.claims_namespace,
+    adminApi: { jwks: p.admin_api.jwks, algorithms: p.admin_api.algorithms },
+    loginIdKeys: new Map(p.login_id_keys.map((k) => [k.key, { caseSensitive: k.case_sensitive }])),
+    oauthProviders: new Map(p.oauth_providers.map((o) => [o.alias, o.type])),
+    customAttributes: new Map(
+      p.custom_attributes.map((a) => [a.name, a.enum ? { type: a.type, enum: a.enum } : { type: a.type }]),
+    ),
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

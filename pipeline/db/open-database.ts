@@ -1,0 +1,37 @@
+import type { ServiceConfig } from '../config.js';
+import type { Logger } from '../log.js';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { migrate } from './migrate.js';
+import { createPool, type Pool } from './pool.js';
+
+/** An open, migrated database: the configured Postgres, or the embedded one when none is. */
+export interface Database {
+  readonly pool: Pool;
+  readonly connectionString: string;
+  close(): Promise<void>;
+}
+
+/** Connects (starting the embedded Postgres if DATABASE_URL is unset) and applies migrations. */
+export async function openDatabase(config: ServiceConfig, log: Logger, poolSize = 10): Promise<Database> {
+  const embedded = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+  const connectionString = config.databaseUrl ?? (embedded?.connectionString as string);
+  const pool = createPool({ connectionString, max: poolSize });
+  try {
+    const applied = await migrate(pool);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  } catch (err) {
+    await pool.end();
+    await embedded?.stop();
+    throw err;
+  }
+  return {
+    pool,
+    connectionString,
+    close: async () => {
+      await pool.end();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../errors.js';
+import { type Queryable, sqlState, UNIQUE_VIOLATION } from './pool.js';
+import type { KeyedRecord } from './user-records.js';
+
+/** Roles and groups share their shape; only the table and the error vocabulary differ. */
+export type KeyedKind = 'role' | 'group';
+
+const TABLE: Record<KeyedKind, string> = { role: 'roles', group: 'groups' };
+const REASON_PREFIX: Record<KeyedKind, string> = { role: 'Role', group: 'Group' };
+
+/** Keys as Authgear accepts them: a letter or `_`, then letters, digits, `:` or `_`; at most 40. */
+const KEY_PATTERN = /^[a-zA-Z_][a-zA-Z0-9:_]{0,39}$/;
+
+/** Creates a role or a group; a key that is malformed or taken is an Invalid error. */
+export async function createKeyed(
+  db: Queryable,
+  kind: KeyedKind,
+  key: string,
+  name: string | null,
+): Promise<KeyedRecord> {
+  if (!KEY_PATTERN.test(key)) {
+    throw new ApiError('Invalid', 'ValidationFailed', `invalid ${kind} key`, {
+      causes: [{ location: '/key', kind: 'pattern', details: { pattern: KEY_PATTERN.source } }],
+    });
+  }
+  try {
+    const { rows } = await db.query<KeyedRecord>(
+      `INSERT INTO ${TABLE[kind]} (id, key, name) VALUES ($1, $2, $3) RETURNING id, key, name`,
+      [randomUUID(), key, name],
+    );
+    return rows[0] as KeyedRecord;
+  } catch (err) {
+    if (sqlState(err) === UNIQUE_VIOLATION) {
+      throw new ApiError(
+        'Invalid',
+        `${REASON_PREFIX[kind]}DuplicateKey`,
+        `duplicate ${kind} key`,
+        { key },
+        err,
+      );
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,67 @@
+/** A user as the lookups return it: attributes, identities, roles and groups; no secrets. */
+export interface UserRecord {
+  readonly id: string;
+  readonly created_at: Date;
+  readonly updated_at: Date;
+  readonly is_disabled: boolean;
+  /** Stored standard attributes plus `email_verified`, `phone_number_verified` and `updated_at` (epoch s). */
+  readonly standard_attributes: Readonly<Record<string, unknown>>;
+  readonly custom_attributes: Readonly<Record<string, unknown>>;
+  readonly login_ids: readonly LoginIdRecord[];
+  readonly oauth_connections: readonly OAuthConnectionRecord[];
+  readonly roles: readonly KeyedRecord[];
+  readonly groups: readonly KeyedRecord[];
+}
+
+export interface LoginIdRecord {
+  readonly key: string;
+  readonly type: string;
+  readonly value: string;
+  readonly original_value: string;
+}
+
+export interface OAuthConnectionRecord {
+  readonly provider_alias: string;
+  readonly provider_type: string;
+  readonly subject_id: string;
+  readonly claims: Readonly<Record<string, unknown>>;
+  readonly profile: Readonly<Record<string, unknown>>;
+}
+
+/** A role or a group. */
+export interface KeyedRecord {
+  readonly id: string;
+  readonly key: string;
+  readonly name: string | null;
+}
+
+/**
+ * The select list that assembles one user's record from `users u`: each related set is one
+ * correlated subquery on a user_id index, so a lookup stays one round trip.
+ */
+export const USER_RECORD_COLUMNS = `
+  u.id, u.created_at, u.updated_at, u.is_disabled, u.custom_attributes,
+  u.standard_attributes
+    || CASE WHEN u.standard_attributes ? 'email' THEN jsonb_build_object('email_verified', EXISTS (
+         SELECT 1 FROM verified_claims v
+          WHERE v.user_id = u.id AND v.name = 'email' AND v.value = u.standard_attributes->>'email'))
+       ELSE '{}'::jsonb END
+    || CASE WHEN u.standard_attributes ? 'phone_number' THEN jsonb_build_object('phone_number_verified', EXISTS (
+         SELECT 1 FROM verified_claims v
+          WHERE v.user_id = u.id AND v.name = 'phone_number' AND v.value = u.standard_attributes->>'phone_number'))
+       ELSE '{}'::jsonb END
+    || jsonb_build_object('updated_at', floor(extract(epoch FROM u.updated_at))::bigint)
+    AS standard_attributes,
+  (SELECT coalesce(json_agg(json_build_object(
+            'key', i.login_id_key, 'type', i.login_id_type, 'value', i.login_id, 'original_value', i.original_login_id)
+          ORDER BY i.created_at, i.id), '[]')
+     FROM identities i WHERE i.user_id = u.id AND i.type = 'login_id') AS login_ids,
+  (SELECT coalesce(json_agg(json_build_object(
+            'provider_alias', i.provider_alias, 'provider_type', i.provider_type,
+            'subject_id', i.provider_subject_id, 'claims', i.claims, 'profile', coalesce(i.profile, '{}'::jsonb))
+          ORDER BY i.created_at, i.id), '[]')
+     FROM identities i WHERE i.user_id = u.id AND i.type = 'oauth') AS oauth_connections,
+  (SELECT coalesce(json_agg(json_build_object('id', r.id, 'key', r.key, 'name', r.name) ORDER BY r.key), '[]')
+     FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id) AS roles,
+  (SELECT coalesce(json_agg(json_build_object('id', g.id, 'key', g.key, 'name', g.name) ORDER BY g.key), '[]')
+     FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id) AS groups`;

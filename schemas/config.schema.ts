@@ -1,0 +1,154 @@
+/**
+ * The service's configuration: environment variables mapped to snake_case keys, with the project
+ * section read from the JSON file named by PROJECT_CONFIG. Defaults here are the documented ones.
+ */
+export const configSchema = {
+  $id: 'config',
+  type: 'object',
+  additionalProperties: false,
+  required: ['port', 'data_dir', 'embedded_postgres_port', 'trust_proxy', 'log_level', 'project'],
+  properties: {
+    port: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
+    database_url: { type: 'string', minLength: 1 },
+    data_dir: { type: 'string', minLength: 1, default: '.data' },
+    embedded_postgres_port: { type: 'integer', minimum: 1, maximum: 65535, default: 5433 },
+    trust_proxy: { type: 'boolean', default: false },
+    log_level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    admin_jwks_file: { type: 'string', minLength: 1 },
+    project: { $ref: 'config#/$defs/project' },
+  },
+  $defs: {
+    project: {
+      type: 'object',
+      additionalProperties: false,
+      required: [
+        'id',
+        'domain',
+        'claims_namespace',
+        'admin_api',
+        'login_id_keys',
+        'oauth_providers',
+        'custom_attributes',
+      ],
+      properties: {
+        id: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$', default: 'default' },
+        domain: { type: 'string', minLength: 1, default: 'localhost' },
+        public_origin: { type: 'string', pattern: '^https?://[^/]+$' },
+        claims_namespace: { type: 'string', minLength: 1, default: 'https://authgear.com/claims' },
+        admin_api: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['algorithms'],
+          default: {},
+          properties: {
+            jwks: {
+              type: 'object',
+              required: ['keys'],
+              properties: {
+                keys: {
+                  type: 'array',
+                  minItems: 1,
+                  items: { type: 'object', required: ['kty'], properties: { kty: { type: 'string' } } },
+                },
+              },
+            },
+            algorithms: {
+              type: 'array',
+              minItems: 1,
+              uniqueItems: true,
+              // Asymmetric only: a shared-secret or unsigned token is never an admin token.
+              items: {
+                enum: [
+                  'RS256',
+                  'RS384',
+                  'RS512',
+                  'PS256',
+                  'PS384',
+                  'PS512',
+                  'ES256',
+                  'ES384',
+                  'ES512',
+                  'EdDSA',
+                ],
+              },
+              default: [
+                'RS256',
+                'RS384',
+                'RS512',
+                'PS256',
+                'PS384',
+                'PS512',
+                'ES256',
+                'ES384',
+                'ES512',
+                'EdDSA',
+              ],
+            },
+          },
+        },
+        login_id_keys: {
+          type: 'array',
+          uniqueItems: true,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['key', 'case_sensitive'],
+            properties: {
+              key: { enum: ['email', 'username', 'phone'] },
+              case_sensitive: { type: 'boolean', default: false },
+            },
+          },
+          default: [
+            { key: 'email', case_sensitive: false },
+            { key: 'username', case_sensitive: false },
+            { key: 'phone', case_sensitive: false },
+          ],
+        },
+        oauth_providers: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['alias', 'type'],
+            properties: {
+              alias: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' },
+              type: { type: 'string', minLength: 1 },
+            },
+          },
+          default: [
+            { alias: 'google', type: 'google' },
+            { alias: 'facebook', type: 'facebook' },
+            { alias: 'github', type: 'github' },
+            { alias: 'apple', type: 'apple' },
+          ],
+        },
+        custom_attributes: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'type'],
+            properties: {
+              name: { type: 'string', pattern: '^[a-zA-Z_][a-zA-Z0-9_]{0,63}$' },
+              type: {
+                enum: [
+                  'string',
+                  'number',
+                  'integer',
+                  'boolean',
+                  'enum',
+                  'email',
+                  'phone_number',
+                  'url',
+                  'country_code',
+                ],
+              },
+              enum: { type: 'array', items: { type: 'string' }, minItems: 1 },
+            },
+          },
+          default: [],
+        },
+      },
+    },
+  },
+} as const;

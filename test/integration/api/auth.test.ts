@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import { base64url, SignJWT } from 'jose';
+import {
+  adminClient,
+  adminToken,
+  makeTestKeys,
+  TEST_ORIGIN,
+  type TestKeys,
+  testConfig,
+} from '../../support/admin-api.js';
+import { useTestSchema } from '../../support/database.js';
+
+const QUERY =
+  '{ getUsersByStandardAttribute(attributeName: "email", attributeValue: "a@example.com") { id } }';
+
+describe('admin API authentication (Host and admin JWT)', () => {
+  const db = useTestSchema();
+  let keys: TestKeys;
+  let client: ReturnType<typeof adminClient>;
+
+  before(async () => {
+    keys = await makeTestKeys();
+    client = adminClient(testConfig(keys), db, keys);
+  });
+
+  const post = (token: string | undefined, host?: string) =>
+    client.request({
+      method: 'POST',
+      url: '/_api/admin/graphql',
+      token,
+      ...(host ? { host } : {}),
+      body: { query: QUERY },
+    });
+
+  function expectForbidden(res: { statusCode: number; body: string }, reason = 'InvalidAdminJWT'): void {
+    expect(res.statusCode).to.equal(403);
+    expect(JSON.parse(res.body)).to.deep.equal({
+      error: {
+        name: 'Forbidden',
+        reason,
+        message:
+          reason === 'InvalidAdminJWT'
+            ? 'a valid admin JWT is required'
+            : 'the Host header does not name this project',
+        code: 403,
+      },
+    });
+  }
+
+  it('accepts a valid token on the project domain (with or without a port)', async () => {
+    const token = await adminToken(keys);
+    expect((await post(token)).statusCode).to.equal(200);
+    const withPort = await post(token, 'admin.test.example:8443');
+    expect(withPort.statusCode).to.equal(200);
+    expect(JSON.parse(withPort.body)).to.deep.equal({ data: { getUsersByStandardAttribute: [] } });
+  });
+
+  it('refuses a missing token', async () => {
+    expectForbidden(await post(undefined));
+  });
+
+  it('refuses a malformed token and a non-Bearer scheme', async () => {
+    expectForbidden(await post('not-a-jwt'));
+    const basic = await client.request({
+      method: 'POST',
+      url: '/_api/admin/graphql',
+      headers: { authorization: 'Basic YWRtaW46YWRtaW4=' },
+      body: { query: QUERY },
+    });
+    expectForbidden(basic);
+  });
+
+  it('refuses an expired token', async () => {
+    expectForbidden(await post(await adminToken(keys, { expiresIn: Math.floor(Date.now() / 1000) - 60 })));
+  });
+
+  it('refuses a token without exp', async () => {
+    const token = await new SignJWT({ sub: 'admin' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'test' })
+      .setAudience(TEST_ORIGIN)
+      .sign(keys.privateKey);
+    expectForbidden(await post(token));
+  });
+
+  it('refuses a token signed by another key', async () => {
+    const other = await makeTestKeys();
+    expectForbidden(await post(await adminToken(other)));
+  });
+
+  it('refuses a token for another audience', async () => {
+    expectForbidden(await post(await adminToken(keys, { audience: 'https://other.example' })));
+  });
+
+  it('refuses an unsigned token (alg: none)', async () => {
+    const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
+    const payload = base64url.encode(
+      JSON.stringify({ sub: 'admin', aud: TEST_ORIGIN, exp: Math.floor(Date.now() / 1000) + 300 }),
+    );
+    expectForbidden(await post(`${header}.${payload}.`));
+  });
+
+  it('refuses an HS256 token keyed with the public key', async () => {
+    const secret = new TextEncoder().encode(JSON.stringify(keys.publicJwk));
+    const token = await new SignJWT({ sub: 'admin' })
+      .setProtectedHeader({ alg: 'HS256', kid: 'test' })
+      .setAudience(TEST_ORIGIN)
+      .setExpirationTime('5m')
+      .sign(secret);
+    expectForbidden(await post(token));
+  });
+
+  it('refuses a wrong Host before looking at the token', async () => {
+    expectForbidden(await post(await adminToken(keys), 'evil.example'), 'UnknownHost');
+    expectForbidden(await post(undefined, 'evil.example'), 'UnknownHost');
+  });
+
+  it('never echoes the token in a response', async () => {
+    const token = await adminToken(keys, { audience: 'https://other.example' });
+    const res = await post(token);
+    expect(res.body).not.to.include(token);
+  });
+});

@@ -1,0 +1,113 @@
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { inject, type Response } from 'light-my-request';
+import { createApp } from '../../api/app.js';
+import { configFromDocument, type ServiceConfig } from '../../pipeline/config.js';
+import type { Queryable } from '../../pipeline/db/pool.js';
+import { createLogger } from '../../pipeline/log.js';
+
+export const TEST_ORIGIN = 'https://admin.test.example';
+export const TEST_DOMAIN = 'admin.test.example';
+
+/** A key pair for signing test admin tokens; its public half is the project's JWKS. */
+export interface TestKeys {
+  readonly privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+  readonly publicJwk: JWK;
+}
+
+export async function makeTestKeys(alg = 'RS256'): Promise<TestKeys> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+  return { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid: 'test', alg } };
+}
+
+/** A service configuration for tests: the given project settings over the test domain and keys. */
+export function testConfig(keys: TestKeys, project: Record<string, unknown> = {}): ServiceConfig {
+  return configFromDocument({
+    log_level: 'silent',
+    project: {
+      domain: TEST_DOMAIN,
+      public_origin: TEST_ORIGIN,
+      admin_api: { jwks: { keys: [keys.publicJwk] } },
+      ...project,
+    },
+  });
+}
+
+/** Signs an admin JWT; `claims` and `header` override the valid defaults. */
+export async function adminToken(
+  keys: TestKeys,
+  options: { audience?: string; expiresIn?: string | number; alg?: string } = {},
+): Promise<string> {
+  const jwt = new SignJWT({ sub: 'admin' })
+    .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: 'test' })
+    .setAudience(options.audience ?? TEST_ORIGIN)
+    .setIssuedAt();
+  if (options.expiresIn !== undefined) jwt.setExpirationTime(options.expiresIn);
+  else jwt.setExpirationTime('5m');
+  return jwt.sign(keys.privateKey);
+}
+
+/** The facade driven through its request callback, without opening a port. */
+export interface AdminClient {
+  request(options: {
+    method: 'GET' | 'POST';
+    url: string;
+    token?: string | undefined;
+    host?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+  }): Promise<Response>;
+  graphql(query: string, variables?: Record<string, unknown>, token?: string): Promise<GraphQLResponse>;
+}
+
+export interface GraphQLResponse {
+  readonly status: number;
+  readonly data: Record<string, unknown> | null | undefined;
+  readonly errors:
+    | readonly { message: string; extensions?: Record<string, unknown>; path?: string[] }[]
+    | undefined;
+}
+
+export function adminClient(config: ServiceConfig, db: () => Queryable, keys: TestKeys): AdminClient {
+  let callback: ReturnType<ReturnType<typeof createApp>['callback']> | undefined;
+  const handler = () => {
+    callback ??= createApp({
+      config,
+      db: db(),
+      adminJwks: { keys: [keys.publicJwk] },
+      log: createLogger('silent'),
+    }).callback();
+    return callback;
+  };
+  const client: AdminClient = {
+    async request({ method, url, token, host = TEST_DOMAIN, body, headers = {} }) {
+      return inject(handler(), {
+        method,
+        url,
+        headers: {
+          host,
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+    },
+    async graphql(query, variables = {}, token) {
+      const res = await client.request({
+        method: 'POST',
+        url: '/_api/admin/graphql',
+        token: token ?? (await adminToken(keys)),
+        body: { query, variables },
+      });
+      const parsed = JSON.parse(res.body) as Omit<GraphQLResponse, 'status'>;
+      return { status: res.statusCode, data: parsed.data, errors: parsed.errors };
+    },
+  };
+  return client;
+}
+
+/** The `id` of a user object in GraphQL data, or null when the field is null or absent. */
+export function idOf(res: GraphQLResponse, field: string): string | null {
+  const user = res.data?.[field] as { id?: string } | null | undefined;
+  return user?.id ?? null;
+}

@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { migrate } from '../../pipeline/db/migrate.js';
+import { createPool, type Pool } from '../../pipeline/db/pool.js';
+
+/** The real Postgres started by `make test`. */
+export function testDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set');
+  return url;
+}
+
+/**
+ * A migrated schema of its own for the calling `describe` block, dropped afterwards, so test files
+ * never see each other's rows. Returns a getter: the pool exists once `before` has run.
+ */
+export function useTestSchema(): () => Pool {
+  let pool: Pool | undefined;
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  before(async () => {
+    const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.end();
+    pool = createPool({ connectionString: testDatabaseUrl(), schema, max: 4 });
+    await migrate(pool);
+  });
+  after(async () => {
+    await pool?.query(`DROP SCHEMA ${schema} CASCADE`);
+    await pool?.end();
+  });
+  return () => {
+    if (!pool) throw new Error('the test schema is not ready yet');
+    return pool;
+  };
+}
