@@ -28,14 +28,14 @@ export function envelope(err: ApiError): { error: Record<string, unknown> } {
 }
 
 /**
- * Converts what the HTTP layer itself throws (koa-body's 400/413/415, which carry `status` and
- * `expose`) into API errors; anything else is an InternalError whose detail stays in the log.
+ * Converts what the HTTP layer itself throws (koa-body and co-body errors carry an HTTP `status`,
+ * and `expose` when their message is meant for the caller) into API errors; anything else is an
+ * InternalError whose detail stays in the log.
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
-  const exposed = typeof err === 'object' && err !== null && 'expose' in err && err.expose === true;
-  if (exposed && status === 413)
+  if (status === 413) {
     return new ApiError(
       'RequestEntityTooLarge',
       'RequestEntityTooLarge',
@@ -43,16 +43,17 @@ export function toApiError(err: unknown): ApiError {
       undefined,
       err,
     );
-  if (exposed && status >= 400 && status < 500) {
-    return new ApiError(
-      'Invalid',
-      'BadRequest',
-      err instanceof Error ? err.message : 'bad request',
-      undefined,
-      err,
-    );
+  }
+  if (status >= 400 && status < 500) {
+    return new ApiError('Invalid', 'BadRequest', clientMessage(err), undefined, err);
   }
   return new ApiError('InternalError', 'UnexpectedError', 'unexpected error', undefined, err);
+}
+
+function clientMessage(err: unknown): string {
+  if (err instanceof SyntaxError) return 'request body is not valid JSON';
+  const exposed = typeof err === 'object' && err !== null && 'expose' in err && err.expose === true;
+  return exposed && err instanceof Error ? err.message : 'bad request';
 }
 
 /** The one middleware that writes error responses, and logs each failed request once. */

@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import { migrate } from '../../../pipeline/db/migrate.js';
+import { useTestSchema } from '../../support/database.js';
+
+describe('db/migrate', () => {
+  const db = useTestSchema();
+
+  it('is safe to run twice, also concurrently', async () => {
+    expect(await migrate(db())).to.deep.equal([]);
+    expect(await Promise.all([migrate(db()), migrate(db())])).to.deep.equal([[], []]);
+    const { rows } = await db().query<{ version: string }>(
+      'SELECT version FROM schema_migrations ORDER BY version',
+    );
+    expect(rows.map((r) => r.version)).to.deep.equal([
+      '001_users.sql',
+      '002_identities.sql',
+      '003_authenticators.sql',
+      '004_roles_groups.sql',
+    ]);
+  });
+
+  it('makes each exact lookup a probe of one index', async () => {
+    const client = await (db() as import('pg').Pool).connect();
+    try {
+      // With too few rows the planner prefers a sequential scan; tell it not to, to see the plan shape.
+      await client.query('SET enable_seqscan = off');
+      const plan = async (sql: string, values: string[]) =>
+        JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, values)).rows[0]);
+      expect(
+        await plan(
+          `SELECT user_id FROM identities WHERE type = 'login_id' AND login_id_key = $1 AND login_id = $2`,
+          ['email', 'a@example.com'],
+        ),
+      ).to.include('"Index Name":"identities_login_id"');
+      expect(
+        await plan(
+          `SELECT user_id FROM identities WHERE type = 'oauth' AND provider_alias = $1 AND provider_subject_id = $2`,
+          ['google', '1'],
+        ),
+      ).to.include('"Index Name":"identities_oauth"');
+      for (const column of ['email', 'phone_number', 'preferred_username']) {
+        expect(await plan(`SELECT user_id FROM identities WHERE ${column} = $1`, ['x'])).to.include(
+          `"Index Name":"identities_${column}"`,
+        );
+      }
+    } finally {
+      client.release();
+    }
+  });
+
+  it('keeps login ids unique per key and OAuth subjects unique per alias', async () => {
+    await db().query(
+      `INSERT INTO users (id) VALUES ('00000000-0000-0000-0000-000000000001'), ('00000000-0000-0000-0000-000000000002')`,
+    );
+    const insertLogin = (id: string, user: string) =>
+      db().query(
+        `INSERT INTO identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id)
+         VALUES ($1, $2, 'login_id', 'email', 'email', 'same@example.com', 'Same@example.com')`,
+        [id, user],
+      );
+    await insertLogin('10000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000001');
+    let code: string | undefined;
+    await insertLogin('10000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000002').catch(
+      (e) => {
+        code = e.code;
+      },
+    );
+    expect(code).to.equal('23505');
+  });
+});

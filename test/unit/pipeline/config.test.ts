@@ -1,0 +1,89 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { configFromDocument, loadConfig } from '../../../pipeline/config.js';
+import { ConfigError } from '../../../pipeline/errors.js';
+
+describe('config', () => {
+  it('applies the documented defaults to an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.port).to.equal(3000);
+    expect(config.databaseUrl).to.equal(undefined);
+    expect(config.embeddedPostgresPort).to.equal(5433);
+    expect(config.trustProxy).to.equal(false);
+    expect(config.logLevel).to.equal('info');
+    expect(path.basename(config.dataDir)).to.equal('.data');
+    expect(config.project.id).to.equal('default');
+    expect(config.project.domain).to.equal('localhost');
+    expect(config.project.publicOrigin).to.equal('http://localhost:3000');
+    expect(config.project.claimsNamespace).to.equal('https://authgear.com/claims');
+    expect([...config.project.loginIdKeys]).to.deep.equal([
+      ['email', { caseSensitive: false }],
+      ['username', { caseSensitive: false }],
+      ['phone', { caseSensitive: false }],
+    ]);
+    expect([...config.project.oauthProviders.keys()]).to.deep.equal([
+      'google',
+      'facebook',
+      'github',
+      'apple',
+    ]);
+    expect(config.project.adminApi.algorithms).to.include('RS256').and.not.include('HS256');
+    expect(config.project.customAttributes.size).to.equal(0);
+  });
+
+  it('reads the environment and the project file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'config-'));
+    const file = path.join(dir, 'project.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        id: 'acme',
+        domain: 'auth.acme.test',
+        public_origin: 'https://auth.acme.test',
+        login_id_keys: [{ key: 'email', case_sensitive: true }],
+        custom_attributes: [{ name: 'tier', type: 'enum', enum: ['gold', 'silver'] }],
+      }),
+    );
+    const config = loadConfig({
+      PORT: '8080',
+      TRUST_PROXY: 'true',
+      DATABASE_URL: 'postgres://x/y',
+      PROJECT_CONFIG: file,
+    });
+    expect(config.port).to.equal(8080);
+    expect(config.trustProxy).to.equal(true);
+    expect(config.databaseUrl).to.equal('postgres://x/y');
+    expect(config.project.publicOrigin).to.equal('https://auth.acme.test');
+    expect(config.project.loginIdKeys.get('email')).to.deep.equal({ caseSensitive: true });
+    expect(config.project.loginIdKeys.has('phone')).to.equal(false);
+    expect(config.project.customAttributes.get('tier')).to.deep.equal({
+      type: 'enum',
+      enum: ['gold', 'silver'],
+    });
+  });
+
+  it('refuses invalid settings, naming each', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).to.throw(ConfigError, /\/port/);
+    expect(() => configFromDocument({ project: { login_id_keys: [{ key: 'nickname' }] } })).to.throw(
+      ConfigError,
+      /login_id_keys/,
+    );
+    expect(() => configFromDocument({ project: { admin_api: { algorithms: ['HS256'] } } })).to.throw(
+      ConfigError,
+    );
+    expect(() => configFromDocument({ project: { surprise: true } })).to.throw(ConfigError, /additional/);
+    expect(() => loadConfig({ PROJECT_CONFIG: '/nonexistent/project.json' })).to.throw(
+      ConfigError,
+      /PROJECT_CONFIG/,
+    );
+  });
+
+  it('is frozen', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).to.equal(true);
+    expect(Object.isFrozen(config.project)).to.equal(true);
+    expect(Object.isFrozen(config.project.adminApi.algorithms)).to.equal(true);
+  });
+});
