@@ -1,5 +1,6 @@
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import type { Middleware } from 'koa';
+import { LRUCache } from 'lru-cache';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { ApiError } from '../pipeline/errors.js';
 import type { Logger } from '../pipeline/log.js';
@@ -19,6 +20,9 @@ export function requireProjectHost(project: ProjectConfig): Middleware {
  * Requires `Authorization: Bearer <admin JWT>` signed by one of the project's admin keys with an
  * allowed asymmetric algorithm, `aud` = the project's public origin and an `exp` in the future.
  * Every failure is the same 403 (spec 5.4); the reason is logged, never the token.
+ *
+ * An admin client sends the same token until it expires, and an RSA verification costs more than
+ * a whole lookup; so a token that passed is remembered until its own `exp`, never longer.
  */
 export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log: Logger): Middleware {
   const keys = createLocalJWKSet(jwks);
@@ -27,14 +31,20 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
     algorithms: [...project.adminApi.algorithms],
     requiredClaims: ['exp'],
   };
+  const verified = new LRUCache<string, true>({ max: 1000, ttlAutopurge: false });
   return async (ctx, next) => {
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(ctx.get('authorization'));
-    if (!match?.[1]) throw forbidden();
-    try {
-      await jwtVerify(match[1], keys, options);
-    } catch (err) {
-      log.info({ code: (err as { code?: string }).code }, 'admin JWT refused');
-      throw forbidden();
+    const token = match?.[1];
+    if (!token) throw forbidden();
+    if (!verified.has(token)) {
+      try {
+        const { payload } = await jwtVerify(token, keys, options);
+        const ttl = (payload.exp as number) * 1000 - Date.now();
+        if (ttl > 0) verified.set(token, true, { ttl });
+      } catch (err) {
+        log.info({ code: (err as { code?: string }).code }, 'admin JWT refused');
+        throw forbidden();
+      }
     }
     await next();
   };

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { migrate } from '../../pipeline/db/migrate.js';
+import { createPool, type Pool } from '../../pipeline/db/pool.js';
+
+export const BENCH_SCHEMA = 'bench_lookups';
+
+/** Deterministic values of generated user number i, so the load can ask for any of them. */
+export const generated = {
+  id: (i: number) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+  email: (i: number) => `user${i}@example.com`,
+  username: (i: number) => `user${i}`,
+  phone: (i: number) => `+447911${String(i).padStart(6, '0')}`,
+  /** Every tenth user also has a google connection. */
+  oauthSubject: (i: number) => (i % 10 === 0 ? `g${i}` : undefined),
+};
+
+/**
+ * A schema with `count` generated users (email, username and phone login ids each; every tenth
+ * with an OAuth connection), loaded with COPY. Reused when a previous run left the same count.
+ */
+export async function benchUsers(url: string, count: number, log: (line: string) => void): Promise<Pool> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA IF NOT EXISTS ${BENCH_SCHEMA}`);
+  await admin.end();
+  const pool = createPool({ connectionString: url, schema: BENCH_SCHEMA, max: 40 });
+  await migrate(pool);
+  const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM users');
+  if (Number(rows[0]?.n) === count) {
+    log(`reusing ${count} generated users in schema ${BENCH_SCHEMA}`);
+    return pool;
+  }
+  log(`generating ${count} users with COPY ...`);
+  const started = Date.now();
+  await pool.query('TRUNCATE users CASCADE');
+  const client = await pool.connect();
+  try {
+    await copyRows(client, 'users (id, created_at, updated_at, standard_attributes)', userRows(count));
+    await copyRows(
+      client,
+      `identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id,
+                   provider_alias, provider_type, provider_subject_id, profile, claims,
+                   email, phone_number, preferred_username)`,
+      identityRows(count),
+    );
+    await client.query('ANALYZE');
+  } finally {
+    client.release();
+  }
+  log(`generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return pool;
+}
+
+async function copyRows(client: pg.PoolClient, target: string, rows: Iterable<string>): Promise<void> {
+  await pipeline(Readable.from(batched(rows)), client.query(copyFrom(`COPY ${target} FROM STDIN`)));
+}
+
+function* batched(rows: Iterable<string>): Generator<string> {
+  let chunk = '';
+  for (const row of rows) {
+    chunk += row;
+    if (chunk.length > 256 * 1024) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+function* userRows(count: number): Generator<string> {
+  const base = Date.parse('2026-01-01T00:00:00Z');
+  for (let i = 0; i < count; i++) {
+    const at = new Date(base + i).toISOString();
+    const attributes = JSON.stringify({
+      email: generated.email(i),
+      preferred_username: generated.username(i),
+      phone_number: generated.phone(i),
+      given_name: `Given${i}`,
+      family_name: `Family${i}`,
+    });
+    yield `${generated.id(i)}\t${at}\t${at}\t${attributes}\n`;
+  }
+}
+
+function* identityRows(count: number): Generator<string> {
+  const N = '\\N';
+  for (let i = 0; i < count; i++) {
+    const user = generated.id(i);
+    const email = generated.email(i);
+    const username = generated.username(i);
+    const phone = generated.phone(i);
+    yield `${randomUUID()}\t${user}\tlogin_id\temail\temail\t${email}\t${email}\t${N}\t${N}\t${N}\t${N}\t{}\t${email}\t${N}\t${N}\n`;
+    yield `${randomUUID()}\t${user}\tlogin_id\tusername\tusername\t${username}\t${username}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${N}\t${username}\n`;
+    yield `${randomUUID()}\t${user}\tlogin_id\tphone\tphone\t${phone}\t${phone}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${phone}\t${N}\n`;
+    const subject = generated.oauthSubject(i);
+    if (subject) {
+      const claims = JSON.stringify({ email: `oauth${i}@example.com` });
+      const profile = JSON.stringify({ id: subject, email: `oauth${i}@example.com` });
+      yield `${randomUUID()}\t${user}\toauth\t${N}\t${N}\t${N}\t${N}\tgoogle\tgoogle\t${subject}\t${profile}\t${claims}\toauth${i}@example.com\t${N}\t${N}\n`;
+    }
+  }
+}

@@ -1,0 +1,196 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { Pool as HttpPool } from 'undici';
+import {
+  findUserByLoginId,
+  findUserByOAuth,
+  findUsersByStandardAttribute,
+} from '../../pipeline/db/lookups.js';
+import type { Pool } from '../../pipeline/db/pool.js';
+import { BENCH_SCHEMA, generated } from './bench-schema.js';
+import { sequentialLatency, throughput } from './measure.js';
+import { type BenchRow, row } from './report.js';
+
+const SEQUENTIAL_CALLS = 3000;
+const CONCURRENT_CLIENTS = 32;
+const CONCURRENT_SECONDS = 5;
+
+interface Lookup {
+  readonly name: string;
+  readonly document: string;
+  readonly variables: (i: number) => Record<string, string>;
+  /** The same lookup straight through pg: the baseline without HTTP, auth and GraphQL. */
+  readonly sql: (db: Pool, i: number) => Promise<unknown>;
+  /** Index-scan nodes on `identities` expected in the plan, and the statement to EXPLAIN. */
+  readonly explain: { text: string; values: (i: number) => string[] };
+}
+
+const USER_FIELDS =
+  'id createdAt isDisabled standardAttributes loginIDs { key value } roles { key } groups { key }';
+
+function lookups(count: number): Lookup[] {
+  const pick = () => Math.floor(Math.random() * count);
+  void pick;
+  return [
+    {
+      name: 'getUserByLoginID',
+      document: `query ($k: String!, $v: String!) { getUserByLoginID(loginIDKey: $k, loginIDValue: $v) { ${USER_FIELDS} } }`,
+      variables: (i) => ({ k: 'email', v: generated.email(i) }),
+      sql: (db, i) => findUserByLoginId(db, 'email', generated.email(i)),
+      explain: {
+        text: `SELECT user_id FROM identities WHERE type = 'login_id' AND login_id_key = $1 AND login_id = $2`,
+        values: (i) => ['email', generated.email(i)],
+      },
+    },
+    {
+      name: 'getUsersByStandardAttribute',
+      document: `query ($n: String!, $v: String!) { getUsersByStandardAttribute(attributeName: $n, attributeValue: $v) { ${USER_FIELDS} } }`,
+      variables: (i) => ({ n: 'phone_number', v: generated.phone(i) }),
+      sql: (db, i) => findUsersByStandardAttribute(db, 'phone_number', generated.phone(i)),
+      explain: {
+        text: 'SELECT user_id FROM identities WHERE phone_number = $1',
+        values: (i) => [generated.phone(i)],
+      },
+    },
+    {
+      name: 'getUserByOAuth',
+      document: `query ($a: String!, $s: String!) { getUserByOAuth(oauthProviderAlias: $a, oauthProviderUserID: $s) { ${USER_FIELDS} } }`,
+      variables: (i) => ({ a: 'google', s: generated.oauthSubject(i - (i % 10)) ?? '' }),
+      sql: (db, i) => findUserByOAuth(db, 'google', generated.oauthSubject(i - (i % 10)) ?? ''),
+      explain: {
+        text: `SELECT user_id FROM identities WHERE type = 'oauth' AND provider_alias = $1 AND provider_subject_id = $2`,
+        values: (i) => ['google', generated.oauthSubject(i - (i % 10)) ?? ''],
+      },
+    },
+  ];
+}
+
+/** Starts the facade as its own process on the bench schema, with a fresh admin key pair. */
+async function startApi(
+  databaseUrl: string,
+  port: number,
+): Promise<{ token: string; stop: () => Promise<void> }> {
+  const { privateKey, publicKey } = await generateKeyPair('RS256');
+  mkdirSync('.bench', { recursive: true });
+  const jwksFile = path.resolve('.bench/admin-jwks.json');
+  writeFileSync(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), alg: 'RS256', kid: 'bench' }] }),
+  );
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${BENCH_SCHEMA}`);
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: url.toString(),
+      ADMIN_JWKS_FILE: jwksFile,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('Admin API on') && resolve());
+    child.on('exit', (code) => reject(new Error(`API exited with ${code}`)));
+  });
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
+    .setAudience(`http://localhost:${port}`)
+    .setExpirationTime('1h')
+    .sign(privateKey);
+  return {
+    token,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The rows of issue 2: each lookup over HTTP against the same lookup straight through pg. */
+export async function benchLookups(
+  db: Pool,
+  databaseUrl: string,
+  count: number,
+  log: (l: string) => void,
+): Promise<BenchRow[]> {
+  const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const api = await startApi(databaseUrl, port);
+  const http = new HttpPool(`http://localhost:${port}`, { connections: CONCURRENT_CLIENTS, pipelining: 1 });
+  const rows: BenchRow[] = [];
+  let failures = 0;
+  try {
+    for (const lookup of lookups(count)) {
+      const random = () => Math.floor(Math.random() * count);
+      const viaHttp = async () => {
+        const res = await http.request({
+          path: '/_api/admin/graphql',
+          method: 'POST',
+          headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query: lookup.document, variables: lookup.variables(random()) }),
+        });
+        const text = await res.body.text();
+        if (res.statusCode !== 200 || text.includes('"errors"') || text.includes('null}')) failures++;
+      };
+      const viaSql = async () => {
+        await lookup.sql(db, random());
+      };
+      await sequentialLatency(500, viaHttp); // warm-up: JIT, connection pools, prepared statements
+      const httpLatency = await sequentialLatency(SEQUENTIAL_CALLS, viaHttp);
+      const httpQps = await throughput(CONCURRENT_CLIENTS, CONCURRENT_SECONDS, viaHttp);
+      await sequentialLatency(500, viaSql);
+      const sqlLatency = await sequentialLatency(SEQUENTIAL_CALLS, viaSql);
+      const sqlQps = await throughput(CONCURRENT_CLIENTS, CONCURRENT_SECONDS, viaSql);
+      const scans = await identityIndexScans(db, lookup, random());
+      log(`${lookup.name}: plan of the identity probe uses ${scans.join(', ')}`);
+      const q = `lookup.${lookup.name}`;
+      rows.push(
+        row(`${q}.http_p50`, httpLatency.p50, 'ms', 'same lookup via pg, no HTTP (p50)', sqlLatency.p50),
+        row(
+          `${q}.http_p99`,
+          httpLatency.p99,
+          'ms',
+          'same lookup via pg, no HTTP (p99)',
+          sqlLatency.p99,
+          '< 3 ms',
+        ),
+        row(
+          `${q}.http_qps_32_clients`,
+          httpQps,
+          'queries/s',
+          'same lookup via pg, 32 clients',
+          sqlQps,
+          '>= 4000',
+        ),
+        row(`${q}.identity_index_scans`, scans.length, 'index scans', 'one index probe', 1, '= 1'),
+      );
+    }
+  } finally {
+    await http.close();
+    await api.stop();
+  }
+  if (failures > 0) throw new Error(`${failures} lookup responses had errors or no user`);
+  return rows;
+}
+
+async function identityIndexScans(db: Pool, lookup: Lookup, i: number): Promise<string[]> {
+  const { rows } = await db.query<{ 'QUERY PLAN': unknown }>(
+    `EXPLAIN (FORMAT JSON) ${lookup.explain.text}`,
+    lookup.explain.values(i),
+  );
+  const found: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (typeof node['Node Type'] === 'string' && node['Node Type'].includes('Scan')) {
+      found.push(`${node['Node Type']} on ${String(node['Index Name'] ?? node['Relation Name'])}`);
+    }
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk(
+    ((rows[0]?.['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0] as { Plan: Record<string, unknown> })
+      .Plan,
+  );
+  return found.filter((s) => s.startsWith('Index'));
+}
