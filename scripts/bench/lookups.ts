@@ -30,9 +30,7 @@ interface Lookup {
 const USER_FIELDS =
   'id createdAt isDisabled standardAttributes loginIDs { key value } roles { key } groups { key }';
 
-function lookups(count: number): Lookup[] {
-  const pick = () => Math.floor(Math.random() * count);
-  void pick;
+function lookups(): Lookup[] {
   return [
     {
       name: 'getUserByLoginID',
@@ -123,7 +121,7 @@ export async function benchLookups(
   const rows: BenchRow[] = [];
   let failures = 0;
   try {
-    for (const lookup of lookups(count)) {
+    for (const lookup of lookups()) {
       const random = () => Math.floor(Math.random() * count);
       const viaHttp = async () => {
         const res = await http.request({
@@ -188,9 +186,7 @@ async function identityIndexScans(db: Pool, lookup: Lookup, i: number): Promise<
     }
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
-  walk(
-    ((rows[0]?.['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0] as { Plan: Record<string, unknown> })
-      .Plan,
-  );
+  const plans = (rows[0]?.['QUERY PLAN'] ?? []) as { Plan: Record<string, unknown> }[];
+  for (const plan of plans) walk(plan.Plan);
   return found.filter((s) => s.startsWith('Index'));
 }
