@@ -4,6 +4,7 @@ SHELL := /bin/bash
 
 NODE_MODULES := node_modules/.package-lock.json
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
+BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
 .PHONY: help install start api migrate services services-stop typecheck lint test bench clean
 
@@ -44,7 +45,7 @@ test: install services typecheck lint
 	TEST_DATABASE_URL="$(TEST_PG_URL)" npx mocha
 
 bench: install services
-	TEST_DATABASE_URL="$(TEST_PG_URL)" npx tsx scripts/bench/run.ts
+	BENCH_DATABASE_URL="$(BENCH_PG_URL)" npx tsx scripts/bench/run.ts
 
 clean: services-stop
 	rm -rf .services .bench

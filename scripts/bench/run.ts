@@ -4,8 +4,8 @@ import { benchUsers } from './bench-schema.js';
 import { benchLookups } from './lookups.js';
 import { report } from './report.js';
 
-const url = process.env.TEST_DATABASE_URL;
-if (!url) throw new Error('TEST_DATABASE_URL is not set: run `make bench`');
+const url = process.env.BENCH_DATABASE_URL;
+if (!url) throw new Error('BENCH_DATABASE_URL is not set: run `make bench`');
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 

@@ -54,8 +54,12 @@ case "${1:-start}" in
   url)
     echo "postgres://postgres@127.0.0.1:$port/postgres"
     ;;
+  socket-url)
+    # The same server through its Unix socket: no loopback TCP stack per query.
+    echo "postgres://postgres@localhost:$port/postgres?host=$dir"
+    ;;
   *)
-    echo "usage: $0 start|stop|url" >&2
+    echo "usage: $0 start|stop|url|socket-url" >&2
     exit 2
     ;;
 esac
