@@ -10,6 +10,8 @@ import { adminSchema } from './schema.js';
 
 /** Admin clients send the same few documents over and over: parse and validate each once. */
 const MAX_CACHED_DOCUMENTS = 500;
+/** Longer documents are parsed every time, so the cache stays small whatever clients send. */
+const MAX_CACHED_DOCUMENT_LENGTH = 8 * 1024;
 
 /**
  * The graph interface over HTTP (GET and POST, graphql-over-HTTP). Resolver errors in the API's
@@ -29,8 +31,10 @@ export function graphqlHandler(db: Queryable, project: ProjectConfig, log: Logge
       let document = documents.get(text);
       if (!document) {
         document = parse(source);
-        if (documents.size >= MAX_CACHED_DOCUMENTS) documents.clear();
-        documents.set(text, document);
+        if (text.length <= MAX_CACHED_DOCUMENT_LENGTH) {
+          if (documents.size >= MAX_CACHED_DOCUMENTS) documents.clear();
+          documents.set(text, document);
+        }
       }
       return document;
     },

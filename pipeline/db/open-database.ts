@@ -1,6 +1,6 @@
 import type { ServiceConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres.js';
 import { migrate } from './migrate.js';
 import { createPool, type Pool } from './pool.js';
 
@@ -13,10 +13,12 @@ export interface Database {
 
 /** Connects (starting the embedded Postgres if DATABASE_URL is unset) and applies migrations. */
 export async function openDatabase(config: ServiceConfig, log: Logger, poolSize = 10): Promise<Database> {
-  const embedded = config.databaseUrl
-    ? undefined
-    : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
-  const connectionString = config.databaseUrl ?? (embedded?.connectionString as string);
+  let connectionString = config.databaseUrl;
+  let embedded: EmbeddedDatabase | undefined;
+  if (!connectionString) {
+    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+    connectionString = embedded.connectionString;
+  }
   const pool = createPool({ connectionString, max: poolSize });
   try {
     const applied = await migrate(pool);

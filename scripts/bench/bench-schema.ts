@@ -6,14 +6,15 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 
-export const BENCH_SCHEMA = 'bench_lookups';
+// Versioned: a change to the generated data must not reuse an older schema of the same size.
+export const BENCH_SCHEMA = 'bench_lookups_v2';
 
 /** Deterministic values of generated user number i, so the load can ask for any of them. */
 export const generated = {
   id: (i: number) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
   email: (i: number) => `user${i}@example.com`,
   username: (i: number) => `user${i}`,
-  phone: (i: number) => `+447911${String(i).padStart(6, '0')}`,
+  phone: (i: number) => `+14152${String(i).padStart(6, '0')}`,
   /** Every tenth user also has a google connection. */
   oauthSubject: (i: number) => (i % 10 === 0 ? `g${i}` : undefined),
 };
