@@ -45,6 +45,7 @@ test: install services typecheck lint
 	TEST_DATABASE_URL="$(TEST_PG_URL)" npx mocha
 
 bench: install services
+	scripts/bench/ensure-wrk.sh
 	BENCH_DATABASE_URL="$(BENCH_PG_URL)" npx tsx scripts/bench/run.ts
 
 clean: services-stop

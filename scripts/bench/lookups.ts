@@ -2,7 +2,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { Pool as HttpPool } from 'undici';
 import {
   findUserByLoginId,
   findUserByOAuth,
@@ -12,15 +11,21 @@ import type { Pool } from '../../pipeline/db/pool.js';
 import { BENCH_SCHEMA, generated } from './bench-schema.js';
 import { sequentialLatency, throughput } from './measure.js';
 import { type BenchRow, row } from './report.js';
+import { wrk } from './wrk.js';
 
 const SEQUENTIAL_CALLS = 3000;
+const SEQUENTIAL_SECONDS = 5;
 const CONCURRENT_CLIENTS = 32;
-const CONCURRENT_SECONDS = 5;
+const CONCURRENT_SECONDS = 8;
+const WARM_UP_SECONDS = 3;
 
 interface Lookup {
   readonly name: string;
   readonly document: string;
-  readonly variables: (i: number) => Record<string, string>;
+  /** JSON template of the variables for wrk; `%d` is the generated user number. */
+  readonly variables: string;
+  /** Draw only user numbers that are multiples of this (only every tenth user has OAuth). */
+  readonly step: number;
   /** The same lookup straight through pg: the baseline without HTTP, auth and GraphQL. */
   readonly sql: (db: Pool, i: number) => Promise<unknown>;
   /** Index-scan nodes on `identities` expected in the plan, and the statement to EXPLAIN. */
@@ -35,7 +40,8 @@ function lookups(): Lookup[] {
     {
       name: 'getUserByLoginID',
       document: `query ($k: String!, $v: String!) { getUserByLoginID(loginIDKey: $k, loginIDValue: $v) { ${USER_FIELDS} } }`,
-      variables: (i) => ({ k: 'email', v: generated.email(i) }),
+      variables: '{"k":"email","v":"user%d@example.com"}',
+      step: 1,
       sql: (db, i) => findUserByLoginId(db, 'email', generated.email(i)),
       explain: {
         text: `SELECT user_id FROM identities WHERE type = 'login_id' AND login_id_key = $1 AND login_id = $2`,
@@ -45,7 +51,8 @@ function lookups(): Lookup[] {
     {
       name: 'getUsersByStandardAttribute',
       document: `query ($n: String!, $v: String!) { getUsersByStandardAttribute(attributeName: $n, attributeValue: $v) { ${USER_FIELDS} } }`,
-      variables: (i) => ({ n: 'phone_number', v: generated.phone(i) }),
+      variables: '{"n":"phone_number","v":"+14152%06d"}',
+      step: 1,
       sql: (db, i) => findUsersByStandardAttribute(db, 'phone_number', generated.phone(i)),
       explain: {
         text: 'SELECT user_id FROM identities WHERE phone_number = $1',
@@ -55,7 +62,8 @@ function lookups(): Lookup[] {
     {
       name: 'getUserByOAuth',
       document: `query ($a: String!, $s: String!) { getUserByOAuth(oauthProviderAlias: $a, oauthProviderUserID: $s) { ${USER_FIELDS} } }`,
-      variables: (i) => ({ a: 'google', s: generated.oauthSubject(i - (i % 10)) ?? '' }),
+      variables: '{"a":"google","s":"g%d"}',
+      step: 10,
       sql: (db, i) => findUserByOAuth(db, 'google', generated.oauthSubject(i - (i % 10)) ?? ''),
       explain: {
         text: `SELECT user_id FROM identities WHERE type = 'oauth' AND provider_alias = $1 AND provider_subject_id = $2`,
@@ -108,7 +116,7 @@ async function startApi(
   };
 }
 
-/** The rows of issue 2: each lookup over HTTP against the same lookup straight through pg. */
+/** The rows of issue 2: each lookup over HTTP (driven by wrk) beside the same lookup through pg. */
 export async function benchLookups(
   db: Pool,
   databaseUrl: string,
@@ -117,33 +125,26 @@ export async function benchLookups(
 ): Promise<BenchRow[]> {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
   const api = await startApi(databaseUrl, port);
-  const http = new HttpPool(`http://localhost:${port}`, { connections: CONCURRENT_CLIENTS, pipelining: 1 });
   const rows: BenchRow[] = [];
-  let failures = 0;
-  let firstFailure = '';
   try {
     for (const lookup of lookups()) {
       const random = () => Math.floor(Math.random() * count);
-      const viaHttp = async () => {
-        const res = await http.request({
-          path: '/_api/admin/graphql',
-          method: 'POST',
-          headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ query: lookup.document, variables: lookup.variables(random()) }),
-        });
-        const text = await res.body.text();
-        // Every generated value belongs to a user: an error or a null/empty answer is a failure.
-        if (res.statusCode !== 200 || text.includes('"errors"') || /:(null|\[\])\}\}$/.test(text)) {
-          failures++;
-          firstFailure ||= text.slice(0, 300);
-        }
+      const load = {
+        url: `http://localhost:${port}/_api/admin/graphql`,
+        token: api.token,
+        document: lookup.document,
+        variables: lookup.variables,
+        users: count,
+        step: lookup.step,
       };
+      await wrk(load, CONCURRENT_CLIENTS, WARM_UP_SECONDS); // JIT, pools, prepared statements
+      const one = await wrk(load, 1, SEQUENTIAL_SECONDS);
+      const many = await wrk(load, CONCURRENT_CLIENTS, CONCURRENT_SECONDS);
+      const failures = one.failures + many.failures;
+      if (failures > 0) throw new Error(`${lookup.name}: ${failures} answers had errors or no user`);
       const viaSql = async () => {
         await lookup.sql(db, random());
       };
-      await sequentialLatency(500, viaHttp); // warm-up: JIT, connection pools, prepared statements
-      const httpLatency = await sequentialLatency(SEQUENTIAL_CALLS, viaHttp);
-      const httpQps = await throughput(CONCURRENT_CLIENTS, CONCURRENT_SECONDS, viaHttp);
       await sequentialLatency(500, viaSql);
       const sqlLatency = await sequentialLatency(SEQUENTIAL_CALLS, viaSql);
       const sqlQps = await throughput(CONCURRENT_CLIENTS, CONCURRENT_SECONDS, viaSql);
@@ -151,18 +152,11 @@ export async function benchLookups(
       log(`${lookup.name}: plan of the identity probe uses ${scans.join(', ')}`);
       const q = `lookup.${lookup.name}`;
       rows.push(
-        row(`${q}.http_p50`, httpLatency.p50, 'ms', 'same lookup via pg, no HTTP (p50)', sqlLatency.p50),
-        row(
-          `${q}.http_p99`,
-          httpLatency.p99,
-          'ms',
-          'same lookup via pg, no HTTP (p99)',
-          sqlLatency.p99,
-          '< 3 ms',
-        ),
+        row(`${q}.http_p50`, one.p50, 'ms', 'same lookup via pg, no HTTP (p50)', sqlLatency.p50),
+        row(`${q}.http_p99`, one.p99, 'ms', 'same lookup via pg, no HTTP (p99)', sqlLatency.p99, '< 3 ms'),
         row(
           `${q}.http_qps_32_clients`,
-          httpQps,
+          many.qps,
           'queries/s',
           'same lookup via pg, 32 clients',
           sqlQps,
@@ -172,11 +166,8 @@ export async function benchLookups(
       );
     }
   } finally {
-    await http.close();
     await api.stop();
   }
-  if (failures > 0)
-    throw new Error(`${failures} lookup responses had errors or no user, e.g. ${firstFailure}`);
   return rows;
 }
 
