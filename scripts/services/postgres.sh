@@ -44,8 +44,12 @@ case "${1:-start}" in
     if [ ! -f "$dir/data/PG_VERSION" ]; then
       as_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-locale >"$dir/initdb.log"
     fi
-    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
-      "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=512MB" >/dev/null
+    if ! as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
+      "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=512MB" >/dev/null; then
+      tail -n 20 "$dir/server.log" >&2
+      echo "postgres did not start (is another server on port $port? set PG_PORT)" >&2
+      exit 1
+    fi
     echo "postgres running on 127.0.0.1:$port ($bin)"
     ;;
   stop)
