@@ -31,8 +31,10 @@ migrate: install
 
 services: install
 	scripts/services/postgres.sh start
+	scripts/services/kafka.sh start
 
 services-stop:
+	scripts/services/kafka.sh stop
 	scripts/services/postgres.sh stop
 
 typecheck: install
@@ -42,7 +44,7 @@ lint: install
 	npx biome check .
 
 test: install services typecheck lint
-	TEST_DATABASE_URL="$(TEST_PG_URL)" npx mocha
+	TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" npx mocha
 
 bench: install services
 	scripts/bench/ensure-wrk.sh

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Starts (or stops) a real Apache Kafka 3.9 broker natively, without Docker: the broker jars come
+# from Maven Central (kafka/pom.xml), the storage is formatted for KRaft once, and the broker
+# listens on 127.0.0.1:19092. Data and logs live in .services/kafka.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here="$root/scripts/services/kafka"
+dir="$root/.services/kafka"
+lib="$dir/lib"
+port=19092
+
+fetch_jars() {
+  [ -f "$lib/.complete" ] && return
+  command -v mvn >/dev/null || { echo "Maven is needed to fetch the Kafka broker (apt-get install maven)" >&2; exit 1; }
+  mkdir -p "$lib"
+  mvn -q -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies -DoutputDirectory="$lib" -DincludeScope=runtime
+  touch "$lib/.complete"
+}
+
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
+
+case "${1:-start}" in
+  start)
+    if listening; then echo "kafka already running on 127.0.0.1:$port"; exit 0; fi
+    fetch_jars
+    mkdir -p "$dir/data"
+    { cat "$here/server.properties"; echo "log.dirs=$dir/data"; } >"$dir/server.properties"
+    java=(java -Xms256m -Xmx512m -Dkafka.logs.dir="$dir" -Dlog4j.configuration="file:$here/log4j.properties" -cp "$lib/*")
+    if [ ! -f "$dir/data/meta.properties" ]; then
+      "${java[@]}" kafka.tools.StorageTool format --ignore-formatted \
+        -t "$("${java[@]}" kafka.tools.StorageTool random-uuid)" -c "$dir/server.properties" >"$dir/format.log"
+    fi
+    nohup "${java[@]}" kafka.Kafka "$dir/server.properties" >"$dir/stdout.log" 2>&1 &
+    echo $! >"$dir/pid"
+    for _ in $(seq 1 120); do
+      listening && { echo "kafka running on 127.0.0.1:$port"; exit 0; }
+      kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
+      sleep 0.5
+    done
+    tail -n 30 "$dir/stdout.log" "$dir/server.log" >&2 || true
+    echo "kafka did not start" >&2
+    exit 1
+    ;;
+  stop)
+    if [ -f "$dir/pid" ]; then
+      pid=$(cat "$dir/pid")
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+      rm -f "$dir/pid"
+    fi
+    ;;
+  brokers)
+    echo "127.0.0.1:$port"
+    ;;
+  *)
+    echo "usage: $0 start|stop|brokers" >&2
+    exit 2
+    ;;
+esac
