@@ -38,6 +38,10 @@ export interface ServiceConfig {
   readonly trustProxy: boolean;
   readonly logLevel: string;
   readonly adminJwksFile: string | undefined;
+  /** Kafka brokers; empty: the embedded task bus (a Postgres table). */
+  readonly kafkaBrokers: readonly string[];
+  /** Prefix of the task topics and consumer groups, to share a cluster between deployments. */
+  readonly kafkaTopicPrefix: string;
   readonly project: ProjectConfig;
 }
 
@@ -50,6 +54,8 @@ const ENV_KEYS = {
   TRUST_PROXY: 'trust_proxy',
   LOG_LEVEL: 'log_level',
   ADMIN_JWKS_FILE: 'admin_jwks_file',
+  KAFKA_BROKERS: 'kafka_brokers',
+  KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
 } as const;
 
 /** Reads the configuration from the environment and the project file named by PROJECT_CONFIG. */
@@ -90,6 +96,8 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     trustProxy: doc.trust_proxy,
     logLevel: doc.log_level,
     adminJwksFile: doc.admin_jwks_file,
+    kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],
+    kafkaTopicPrefix: doc.kafka_topic_prefix,
     project: toProjectConfig(doc.project, doc.port),
   };
 }

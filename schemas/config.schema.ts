@@ -6,7 +6,15 @@ export const configSchema = {
   $id: 'config',
   type: 'object',
   additionalProperties: false,
-  required: ['port', 'data_dir', 'embedded_postgres_port', 'trust_proxy', 'log_level', 'project'],
+  required: [
+    'port',
+    'data_dir',
+    'embedded_postgres_port',
+    'trust_proxy',
+    'log_level',
+    'kafka_topic_prefix',
+    'project',
+  ],
   properties: {
     port: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     database_url: { type: 'string', minLength: 1 },
@@ -15,6 +23,9 @@ export const configSchema = {
     trust_proxy: { type: 'boolean', default: false },
     log_level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     admin_jwks_file: { type: 'string', minLength: 1 },
+    // Comma-separated host:port list; when set, task messages go through Kafka.
+    kafka_brokers: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
+    kafka_topic_prefix: { type: 'string', pattern: '^[a-zA-Z0-9._-]*$', default: '' },
     project: { $ref: 'config#/$defs/project' },
   },
   $defs: {

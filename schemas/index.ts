@@ -1,12 +1,15 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import { configSchema } from './config.schema.js';
+import { taskMessageSchema } from './task-message.schema.js';
 
-export { configSchema };
+export { configSchema, taskMessageSchema };
 
 /** The validated configuration, as the schema describes it after defaults are applied. */
 export type ConfigDocument = FromSchema<typeof configSchema, { references: [typeof configSchema] }>;
 export type ProjectConfigDocument = ConfigDocument['project'];
+export type TaskMessage = FromSchema<typeof taskMessageSchema>;
+export type TaskKind = TaskMessage['kind'];
 
 /** One place-value pair of a schema failure, as DECISIONS.md names them: location, kind, details. */
 export interface SchemaCause {
@@ -29,3 +32,8 @@ const configAjv = new Ajv2020({ allErrors: true, useDefaults: true, coerceTypes:
 
 /** Validates (and fills the defaults of) a raw configuration document. */
 export const validateConfig = configAjv.compile<ConfigDocument>(configSchema);
+
+const contractAjv = new Ajv2020({ allErrors: true, strict: true });
+
+/** Validates a message read from the task bus. */
+export const validateTaskMessage = contractAjv.compile<TaskMessage>(taskMessageSchema);

@@ -1,0 +1,77 @@
+import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
+import { type TaskKind, validateTaskMessage } from '../../schemas/index.js';
+import type { Logger } from '../log.js';
+import type { TaskBus } from './bus.js';
+
+/** Topic of a task kind: one per kind, so that each worker kind scales by its own partitions. */
+export function taskTopic(prefix: string, kind: TaskKind): string {
+  return `${prefix}user-${kind}`;
+}
+
+/**
+ * The task bus on Kafka: messages keyed by task id, one consumer group per worker kind. Offsets
+ * are committed after the handler resolves (at-least-once); handlers are idempotent.
+ */
+export function kafkaBus(brokers: readonly string[], prefix: string, log: Logger): TaskBus {
+  const kafka = new Kafka({
+    clientId: `${prefix}users-service`,
+    brokers: [...brokers],
+    logLevel: logLevel.WARN,
+    logCreator: () => (entry) => log.warn({ component: 'kafka', ...entry.log }, entry.log.message),
+  });
+  let producer: Producer | undefined;
+  const consumers: Consumer[] = [];
+
+  async function connectedProducer(): Promise<Producer> {
+    if (!producer) {
+      const created = kafka.producer({
+        allowAutoTopicCreation: true,
+        idempotent: true,
+        maxInFlightRequests: 1,
+      });
+      await created.connect();
+      producer = created;
+    }
+    return producer;
+  }
+
+  return {
+    async publish(message) {
+      const p = await connectedProducer();
+      await p.send({
+        topic: taskTopic(prefix, message.kind),
+        acks: -1,
+        messages: [{ key: message.task_id, value: JSON.stringify(message) }],
+      });
+    },
+    async subscribe(kind, handler) {
+      const consumer = kafka.consumer({
+        groupId: `${prefix}user-${kind}-workers`,
+        allowAutoTopicCreation: true,
+      });
+      consumers.push(consumer);
+      await consumer.connect();
+      await consumer.subscribe({ topic: taskTopic(prefix, kind), fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(message.value?.toString() ?? '');
+          } catch {
+            parsed = undefined;
+          }
+          if (!validateTaskMessage(parsed)) {
+            log.error({ key: message.key?.toString() }, 'dropping a malformed task message');
+            return;
+          }
+          // A throw here makes kafkajs retry the message (not committing its offset).
+          await handler(parsed);
+        },
+      });
+    },
+    async close() {
+      await Promise.all(consumers.map((c) => c.disconnect()));
+      await producer?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import type { TaskKind } from '../../schemas/index.js';
+import type { Queryable } from './pool.js';
+
+/** A task row as the status endpoints read it. */
+export interface TaskRow {
+  readonly id: string;
+  readonly kind: TaskKind;
+  readonly status: 'pending' | 'completed';
+  readonly created_at: Date;
+  readonly completed_at: Date | null;
+  readonly failed_at: Date | null;
+  readonly error: Record<string, unknown> | null;
+  readonly progress_processed: number;
+  readonly progress_total: number;
+  readonly summary: Record<string, number> | null;
+}
+
+const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, error,
+  progress_processed, progress_total, summary`;
+
+/** Records a new pending task with its stored input. */
+export async function insertTask(
+  db: Queryable,
+  task: { id: string; kind: TaskKind; input: string; total: number },
+): Promise<TaskRow> {
+  const { rows } = await db.query<TaskRow>(
+    `INSERT INTO tasks (id, kind, input, progress_total) VALUES ($1, $2, $3, $4) RETURNING ${TASK_COLUMNS}`,
+    [task.id, task.kind, task.input, task.total],
+  );
+  return rows[0] as TaskRow;
+}
+
+/** The task, if it exists and is of this kind. */
+export async function findTask(db: Queryable, kind: TaskKind, id: string): Promise<TaskRow | undefined> {
+  const { rows } = await db.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND kind = $2`, [
+    id,
+    kind,
+  ]);
+  return rows[0];
+}
+
+/** Removes a task that could not be announced on the bus, so it never lingers as pending. */
+export async function deleteTask(db: Queryable, id: string): Promise<void> {
+  await db.query('DELETE FROM tasks WHERE id = $1', [id]);
+}

@@ -1,0 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import type { TaskKind } from '../../schemas/index.js';
+
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** `userimport_` / `userexport_` and 32 base32 characters (160 bits) from the system's CSPRNG. */
+export function newTaskId(kind: TaskKind): string {
+  const bytes = randomBytes(32);
+  let id = '';
+  for (const byte of bytes) id += BASE32[byte & 31];
+  return `user${kind}_${id}`;
+}
+
+/** Whether a string has the shape of a task id of this kind (before any database lookup). */
+export function isTaskId(kind: TaskKind, id: string): boolean {
+  return new RegExp(`^user${kind}_[A-Z2-7]{32}$`).test(id);
+}

@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import type { TaskBus } from '../../../pipeline/bus/bus.js';
+import { kafkaBus } from '../../../pipeline/bus/kafka.js';
+import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
+import { insertTask } from '../../../pipeline/db/tasks.js';
+import { createLogger } from '../../../pipeline/log.js';
+import { newTaskId } from '../../../pipeline/tasks/task-id.js';
+import type { TaskMessage } from '../../../schemas/index.js';
+import { useTestSchema } from '../../support/database.js';
+import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+
+const log = createLogger('silent');
+
+/** Resolves with the messages a subscriber saw once `count` have arrived. */
+function collector(count: number) {
+  const seen: TaskMessage[] = [];
+  let done: () => void = () => {};
+  const all = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  return {
+    seen,
+    all,
+    handle: async (m: TaskMessage) => {
+      seen.push(m);
+      if (seen.length >= count) done();
+    },
+  };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms)),
+  ]);
+}
+
+for (const transport of ['postgres', 'kafka'] as const) {
+  describe(`task bus on ${transport}`, function () {
+    this.timeout(60_000);
+    const db = useTestSchema();
+    const buses: TaskBus[] = [];
+    const makeBus = (prefix: string) => {
+      const bus =
+        transport === 'kafka' ? kafkaBus(testKafkaBrokers(), prefix, log) : postgresQueueBus(db(), log);
+      buses.push(bus);
+      return bus;
+    };
+    afterEach(async () => {
+      await Promise.all(buses.splice(0).map((b) => b.close()));
+    });
+
+    const newTask = async () => {
+      const id = newTaskId('import');
+      await insertTask(db(), { id, kind: 'import', input: '{}', total: 0 });
+      return { task_id: id, kind: 'import' as const };
+    };
+
+    it('delivers each published message of a kind to its subscriber', async () => {
+      const prefix = uniqueTopicPrefix();
+      const messages = [await newTask(), await newTask(), await newTask()];
+      const c = collector(3);
+      const bus = makeBus(prefix);
+      for (const m of messages) await bus.publish(m);
+      await bus.subscribe('import', c.handle);
+      await withTimeout(c.all, 30_000);
+      expect(c.seen.map((m) => m.task_id).sort()).to.deep.equal(messages.map((m) => m.task_id).sort());
+    });
+
+    it('delivers a message again when its handler failed', async () => {
+      const prefix = uniqueTopicPrefix();
+      const message = await newTask();
+      let attempts = 0;
+      const c = collector(1);
+      const bus = makeBus(prefix);
+      await bus.publish(message);
+      await bus.subscribe('import', async (m) => {
+        attempts++;
+        if (attempts === 1) throw new Error('worker failed mid-task');
+        await c.handle(m);
+      });
+      await withTimeout(c.all, 45_000);
+      expect(attempts).to.equal(2);
+      expect(c.seen).to.deep.equal([message]);
+    });
+
+    it('does not deliver messages of another kind', async () => {
+      const prefix = uniqueTopicPrefix();
+      const bus = makeBus(prefix);
+      const exportId = newTaskId('export');
+      await insertTask(db(), { id: exportId, kind: 'export', input: '{}', total: 0 });
+      const importMessage = await newTask();
+      await bus.publish({ task_id: exportId, kind: 'export' });
+      await bus.publish(importMessage);
+      const c = collector(1);
+      await bus.subscribe('import', c.handle);
+      await withTimeout(c.all, 30_000);
+      await new Promise((r) => setTimeout(r, 700));
+      expect(c.seen).to.deep.equal([importMessage]);
+    });
+  });
+}
