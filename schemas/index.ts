@@ -1,15 +1,21 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import { configSchema } from './config.schema.js';
+import { importRecordSchema } from './import-record.schema.js';
+import { importRequestSchema } from './import-request.schema.js';
 import { taskMessageSchema } from './task-message.schema.js';
 
-export { configSchema, taskMessageSchema };
+export { configSchema, importRecordSchema, importRequestSchema, taskMessageSchema };
 
 /** The validated configuration, as the schema describes it after defaults are applied. */
 export type ConfigDocument = FromSchema<typeof configSchema, { references: [typeof configSchema] }>;
 export type ProjectConfigDocument = ConfigDocument['project'];
 export type TaskMessage = FromSchema<typeof taskMessageSchema>;
 export type TaskKind = TaskMessage['kind'];
+export type ImportRequest = FromSchema<typeof importRequestSchema>;
+export type ImportIdentifier = ImportRequest['identifier'];
+/** An import record that passed its schema. */
+export type ImportRecord = FromSchema<typeof importRecordSchema>;
 
 /** One place-value pair of a schema failure, as DECISIONS.md names them: location, kind, details. */
 export interface SchemaCause {
@@ -33,7 +39,24 @@ const configAjv = new Ajv2020({ allErrors: true, useDefaults: true, coerceTypes:
 /** Validates (and fills the defaults of) a raw configuration document. */
 export const validateConfig = configAjv.compile<ConfigDocument>(configSchema);
 
-const contractAjv = new Ajv2020({ allErrors: true, strict: true });
+const contractAjv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 
 /** Validates a message read from the task bus. */
 export const validateTaskMessage = contractAjv.compile<TaskMessage>(taskMessageSchema);
+
+/** Validates the shape of an import request (and fills `upsert: false`). */
+export const validateImportRequest = new Ajv2020({
+  allErrors: true,
+  strict: true,
+  useDefaults: true,
+}).compile<ImportRequest>(importRequestSchema);
+
+/** A validator of import records whose identifier member is required and a string. */
+export function importRecordValidator(identifier: ImportIdentifier): ValidateFunction<ImportRecord> {
+  return contractAjv.compile<ImportRecord>({
+    ...importRecordSchema,
+    $id: `import-record-by-${identifier}`,
+    required: [identifier],
+    properties: { ...importRecordSchema.properties, [identifier]: { type: 'string' } },
+  });
+}

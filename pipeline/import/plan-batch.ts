@@ -1,0 +1,284 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { ImportIdentifier, ImportRecord } from '../../schemas/index.js';
+import type { LoginIdKey, ProjectConfig } from '../config.js';
+import { ApiError } from '../errors.js';
+import { redactRecord } from './redact.js';
+import { ATTRIBUTE_OF_KEY, claimKey, cloneUserState, type UserState } from './user-state.js';
+import type { RecordValidator, ValidRecord } from './validate-record.js';
+import { type ImportWarning, insertWarnings, SKIP_WARNING, updateWarnings } from './warnings.js';
+
+/** The result of one record, as stored in import_details and shown by the status endpoint. */
+export interface ImportDetail {
+  readonly index: number;
+  readonly outcome: 'inserted' | 'updated' | 'skipped' | 'failed';
+  readonly user_id?: string;
+  readonly record: unknown;
+  readonly warnings?: ImportWarning[];
+  readonly errors?: Record<string, unknown>[];
+}
+
+/** What the database holds that a batch's records refer to, loaded in one go. */
+export interface BatchState {
+  /** `key\u0000normalized value` -> owning user id, for every login id the batch mentions. */
+  readonly owners: Map<string, string>;
+  /** The users that own an identifier value of the batch. */
+  readonly users: Map<string, UserState>;
+  readonly roleKeys: ReadonlySet<string>;
+  readonly groupKeys: ReadonlySet<string>;
+}
+
+/** The users a batch creates or changes: their state before (undefined: new) and after. */
+export interface BatchPlan {
+  readonly details: ImportDetail[];
+  readonly changed: Map<string, { before: UserState | undefined; after: UserState }>;
+}
+
+/** Options of one import task. */
+export interface ImportOptions {
+  readonly identifier: ImportIdentifier;
+  readonly upsert: boolean;
+  readonly project: ProjectConfig;
+  readonly validate: RecordValidator;
+}
+
+const KEY_OF_IDENTIFIER: Record<ImportIdentifier, LoginIdKey> = {
+  email: 'email',
+  preferred_username: 'username',
+  phone_number: 'phone',
+};
+
+const STANDARD_MEMBERS = [
+  'name',
+  'given_name',
+  'family_name',
+  'middle_name',
+  'nickname',
+  'profile',
+  'picture',
+  'website',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'address',
+] as const;
+
+export function ownerKey(key: LoginIdKey, value: string): string {
+  return `${key}\u0000${value}`;
+}
+
+/** A record of a batch, checked once against its schema and formats. */
+export interface PreparedRecord {
+  readonly index: number;
+  readonly raw: unknown;
+  readonly checked: ReturnType<RecordValidator>;
+}
+
+/** Validates each record of a batch. */
+export function prepareBatch(
+  records: readonly { index: number; raw: unknown }[],
+  options: ImportOptions,
+): PreparedRecord[] {
+  return records.map(({ index, raw }) => ({ index, raw, checked: options.validate(raw) }));
+}
+
+/** The login id key a task's identifier stands for. */
+export function identifierKey(identifier: ImportIdentifier): LoginIdKey {
+  return KEY_OF_IDENTIFIER[identifier];
+}
+
+/**
+ * Applies the records of a batch, in order, to the loaded state (spec 3.2): a later record sees the
+ * effect of an earlier one; a record that fails leaves the state as it was. Pure: no I/O.
+ */
+export function planBatch(
+  records: readonly PreparedRecord[],
+  state: BatchState,
+  options: ImportOptions,
+): BatchPlan {
+  const current = new Map<string, UserState>();
+  const before = new Map<string, UserState | undefined>();
+  const details: ImportDetail[] = [];
+  const identifierKey = KEY_OF_IDENTIFIER[options.identifier];
+
+  const userFor = (id: string): UserState | undefined => current.get(id) ?? state.users.get(id);
+
+  for (const { index, raw, checked } of records) {
+    const record = redactRecord(raw);
+    if (!checked.ok) {
+      details.push({ index, outcome: 'failed', record, errors: [errorObject(checked.error)] });
+      continue;
+    }
+    const valid = checked.valid;
+    const identity = valid.loginIds.get(identifierKey);
+    if (!identity) throw new Error('a valid record always has its identifier');
+    const ownerId = state.owners.get(ownerKey(identifierKey, identity.value));
+    const existing = ownerId ? userFor(ownerId) : undefined;
+
+    if (ownerId && !options.upsert) {
+      details.push({ index, outcome: 'skipped', user_id: ownerId, record, warnings: [SKIP_WARNING] });
+      continue;
+    }
+    const isInsert = !ownerId || !existing;
+    const working = existing ? cloneUserState(existing) : newUser(valid.record);
+    if (isInsert) applyInsert(valid, working, options.project);
+    else applyUpdate(valid, working, options.project);
+    const failure = checkKeys(valid.record, state) ?? claimLoginIds(working, existing, state.owners);
+    if (failure) {
+      details.push({ index, outcome: 'failed', record, errors: [errorObject(failure)] });
+      continue;
+    }
+    if (!before.has(working.id)) before.set(working.id, existing ? cloneUserState(existing) : undefined);
+    current.set(working.id, working);
+    const warnings = isInsert
+      ? insertWarnings(valid.record, options.project)
+      : updateWarnings(valid.record, options.project);
+    details.push({
+      index,
+      outcome: isInsert ? 'inserted' : 'updated',
+      user_id: working.id,
+      record,
+      ...(warnings.length > 0 ? { warnings } : {}),
+    });
+  }
+
+  const changed = new Map<string, { before: UserState | undefined; after: UserState }>();
+  for (const [id, after] of current) {
+    const was = before.get(id);
+    if (!was || !isDeepStrictEqual(was, after)) changed.set(id, { before: was, after });
+  }
+  return { details, changed };
+}
+
+function newUser(record: ImportRecord): UserState {
+  return {
+    id: randomUUID(),
+    standard: {},
+    custom: {},
+    disabled: record.disabled ?? false,
+    loginIds: new Map(),
+    verified: new Set(),
+    mfaEmail: undefined,
+    mfaPhone: undefined,
+    roles: new Set(),
+    groups: new Set(),
+    secrets: {
+      ...(record.password ? { password: record.password.password_hash } : {}),
+      ...(record.mfa?.password ? { mfaPassword: record.mfa.password.password_hash } : {}),
+      ...(record.mfa?.totp ? { totpSecret: record.mfa.totp.secret } : {}),
+    },
+  };
+}
+
+/** A new user: every non-null value of the record (nulls and false flags only warn). */
+function applyInsert(valid: ValidRecord, user: UserState, project: ProjectConfig): void {
+  applyCommon(valid, user, project);
+  const { record } = valid;
+  if (record.email_verified === true && user.loginIds.has('email')) {
+    user.verified.add(claimKey('email', user.loginIds.get('email')?.value ?? ''));
+  }
+  if (record.phone_number_verified === true && user.loginIds.has('phone')) {
+    user.verified.add(claimKey('phone_number', user.loginIds.get('phone')?.value ?? ''));
+  }
+}
+
+/** An existing user: spec 3.2, member by member. */
+function applyUpdate(valid: ValidRecord, user: UserState, project: ProjectConfig): void {
+  applyCommon(valid, user, project);
+  const { record } = valid;
+  for (const [flag, key, name] of [
+    ['email_verified', 'email', 'email'],
+    ['phone_number_verified', 'phone', 'phone_number'],
+  ] as const) {
+    const value = user.loginIds.get(key)?.value;
+    if (record[flag] === undefined || value === undefined) continue;
+    if (record[flag]) user.verified.add(claimKey(name, value));
+    else user.verified.delete(claimKey(name, value));
+  }
+  if (record.disabled !== undefined) user.disabled = record.disabled;
+}
+
+/** What inserts and updates share: present non-null values set, explicit nulls delete. */
+function applyCommon(valid: ValidRecord, user: UserState, project: ProjectConfig): void {
+  const { record, loginIds } = valid;
+  for (const [key, value] of loginIds) {
+    const attribute = ATTRIBUTE_OF_KEY[key];
+    if (value === null) {
+      user.loginIds.delete(key);
+      delete user.standard[attribute];
+      continue;
+    }
+    const previous = user.loginIds.get(key);
+    const id = previous && previous.value === value.value ? previous.id : randomUUID();
+    user.loginIds.set(key, { id, value: value.value, original: value.original });
+    user.standard[attribute] = value.value;
+  }
+  for (const member of STANDARD_MEMBERS) {
+    const value = record[member];
+    if (value === undefined) continue;
+    if (value === null) delete user.standard[member];
+    else user.standard[member] = value;
+  }
+  for (const [name, value] of Object.entries(record.custom_attributes ?? {})) {
+    // Undeclared custom attributes are ignored (with a warning).
+    if (!project.customAttributes.has(name)) continue;
+    if (value === null) delete user.custom[name];
+    else user.custom[name] = value;
+  }
+  if (record.roles) user.roles = new Set(record.roles);
+  if (record.groups) user.groups = new Set(record.groups);
+  for (const [member, slot] of [
+    ['email', 'mfaEmail'],
+    ['phone_number', 'mfaPhone'],
+  ] as const) {
+    const value = record.mfa?.[member];
+    if (value === undefined) continue;
+    if (value === null) user[slot] = undefined;
+    else if (user[slot]?.value !== value) user[slot] = { id: randomUUID(), value };
+  }
+}
+
+/** Roles and groups must exist before an import assigns them. */
+function checkKeys(record: ImportRecord, state: BatchState): ApiError | undefined {
+  const unknownRoles = (record.roles ?? []).filter((k) => !state.roleKeys.has(k));
+  if (unknownRoles.length > 0) {
+    return new ApiError('NotFound', 'RoleUnknownKeys', 'unknown role keys', { keys: unknownRoles });
+  }
+  const unknownGroups = (record.groups ?? []).filter((k) => !state.groupKeys.has(k));
+  if (unknownGroups.length > 0) {
+    return new ApiError('NotFound', 'GroupUnknownKeys', 'unknown group keys', { keys: unknownGroups });
+  }
+  return undefined;
+}
+
+/**
+ * Takes the user's new login ids in the ownership map, or fails with DuplicatedIdentity when one
+ * belongs to another user; frees the values the user no longer has.
+ */
+function claimLoginIds(
+  user: UserState,
+  previous: UserState | undefined,
+  owners: Map<string, string>,
+): ApiError | undefined {
+  for (const [key, login] of user.loginIds) {
+    const owner = owners.get(ownerKey(key, login.value));
+    if (owner !== undefined && owner !== user.id) {
+      return new ApiError('Invalid', 'DuplicatedIdentity', 'identity already exists', { login_id_key: key });
+    }
+  }
+  for (const [key, login] of previous?.loginIds ?? []) {
+    if (user.loginIds.get(key)?.value !== login.value) owners.delete(ownerKey(key, login.value));
+  }
+  for (const [key, login] of user.loginIds) owners.set(ownerKey(key, login.value), user.id);
+  return undefined;
+}
+
+function errorObject(err: ApiError): Record<string, unknown> {
+  return {
+    name: err.name,
+    reason: err.reason,
+    message: err.message,
+    ...(err.info && Object.keys(err.info).length > 0 ? { info: err.info } : {}),
+  };
+}

@@ -1,0 +1,50 @@
+import type { LoginIdKey } from '../config.js';
+
+/** A login id of a user: its identity row id, normalized value and value as submitted. */
+export interface LoginIdState {
+  readonly id: string;
+  readonly value: string;
+  readonly original: string;
+}
+
+/** An OOB OTP authenticator (second factor by email or phone). */
+export interface OobState {
+  readonly id: string;
+  readonly value: string;
+}
+
+/**
+ * Everything an import can change about one user, as loaded (or as created by an earlier record
+ * of the same batch). The planner edits copies; the writer stores the difference.
+ */
+export interface UserState {
+  readonly id: string;
+  standard: Record<string, unknown>;
+  custom: Record<string, unknown>;
+  disabled: boolean;
+  loginIds: Map<LoginIdKey, LoginIdState>;
+  /** Verified claims as `name\u0000value`. */
+  verified: Set<string>;
+  mfaEmail: OobState | undefined;
+  mfaPhone: OobState | undefined;
+  roles: Set<string>;
+  groups: Set<string>;
+  /** Secrets set only when the user is created (spec 3.2: IGNORED on update). */
+  secrets: { password?: string; mfaPassword?: string; totpSecret?: string };
+}
+
+/** The key of a verified claim in UserState.verified. */
+export function claimKey(name: 'email' | 'phone_number', value: string): string {
+  return `${name}\u0000${value}`;
+}
+
+/** The standard attribute that mirrors each login id key. */
+export const ATTRIBUTE_OF_KEY: Record<LoginIdKey, 'email' | 'preferred_username' | 'phone_number'> = {
+  email: 'email',
+  username: 'preferred_username',
+  phone: 'phone_number',
+};
+
+export function cloneUserState(state: UserState): UserState {
+  return structuredClone(state);
+}

@@ -1,0 +1,92 @@
+import {
+  type ImportIdentifier,
+  type ImportRecord,
+  importRecordValidator,
+  type SchemaCause,
+  schemaCauses,
+} from '../../schemas/index.js';
+import type { LoginIdKey, ProjectConfig } from '../config.js';
+import { ApiError } from '../errors.js';
+import { type Normalized, normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
+import { checkCustomAttribute } from './custom-attributes.js';
+
+/** The record members that are login ids, and their login id keys. */
+export const LOGIN_ID_MEMBERS = [
+  ['email', 'email'],
+  ['preferred_username', 'username'],
+  ['phone_number', 'phone'],
+] as const satisfies readonly (readonly [ImportIdentifier, LoginIdKey])[];
+
+/** A record that passed validation, with its login id values normalized (null: to delete). */
+export interface ValidRecord {
+  readonly record: ImportRecord;
+  /** Normalized login ids by key; a key is absent when the record does not mention it. */
+  readonly loginIds: ReadonlyMap<LoginIdKey, { value: string; original: string } | null>;
+}
+
+/** A validator of records for one import: schema and formats, per the project's configuration. */
+export type RecordValidator = (
+  raw: unknown,
+) => { ok: true; valid: ValidRecord } | { ok: false; error: ApiError };
+
+/** Compiles the record checks for an identifier: the JSON Schema, then formats and custom attributes. */
+export function recordValidator(identifier: ImportIdentifier, project: ProjectConfig): RecordValidator {
+  const schema = importRecordValidator(identifier);
+  const caseSensitive = (key: LoginIdKey) => project.loginIdKeys.get(key)?.caseSensitive ?? false;
+  const normalizers: Record<LoginIdKey, (v: string) => Normalized> = {
+    email: (v) => normalizeEmail(v, caseSensitive('email')),
+    username: (v) => normalizeUsername(v, caseSensitive('username')),
+    phone: (v) => normalizePhone(v),
+  };
+
+  return (raw) => {
+    if (!schema(raw)) return { ok: false, error: validationFailed(schemaCauses(schema)) };
+    const record = raw;
+    const causes: SchemaCause[] = [];
+    const loginIds = new Map<LoginIdKey, { value: string; original: string } | null>();
+    for (const [member, key] of LOGIN_ID_MEMBERS) {
+      const value = record[member];
+      if (value === undefined) continue;
+      if (value === null) {
+        loginIds.set(key, null);
+        continue;
+      }
+      if (!project.loginIdKeys.has(key)) {
+        causes.push({
+          location: `/${member}`,
+          kind: 'loginID',
+          details: { message: `login id key ${key} is not enabled` },
+        });
+        continue;
+      }
+      const normalized = normalizers[key](value);
+      if (normalized.ok) loginIds.set(key, { value: normalized.value, original: value });
+      else causes.push({ location: `/${member}`, kind: 'format', details: { message: normalized.problem } });
+    }
+    const mfaEmail = record.mfa?.email;
+    if (typeof mfaEmail === 'string' && !normalizeEmail(mfaEmail, true).ok) {
+      causes.push({ location: '/mfa/email', kind: 'format', details: { message: 'invalid email address' } });
+    }
+    const mfaPhone = record.mfa?.phone_number;
+    if (typeof mfaPhone === 'string' && !normalizePhone(mfaPhone).ok) {
+      causes.push({
+        location: '/mfa/phone_number',
+        kind: 'format',
+        details: { message: 'phone number must be a valid number in E.164 format' },
+      });
+    }
+    for (const [name, value] of Object.entries(record.custom_attributes ?? {})) {
+      const declared = project.customAttributes.get(name);
+      if (!declared || value === null) continue;
+      const problem = checkCustomAttribute(declared, value);
+      if (problem)
+        causes.push({ location: `/custom_attributes/${name}`, kind: 'type', details: { message: problem } });
+    }
+    if (causes.length > 0) return { ok: false, error: validationFailed(causes) };
+    return { ok: true, valid: { record, loginIds } };
+  };
+}
+
+function validationFailed(causes: SchemaCause[]): ApiError {
+  return new ApiError('Invalid', 'ValidationFailed', 'invalid import record', { causes });
+}

@@ -1,0 +1,54 @@
+import type { ImportRecord } from '../../schemas/index.js';
+import type { ProjectConfig } from '../config.js';
+
+/** A warning of an import detail: `{message}` with the exact texts of DECISIONS.md. */
+export interface ImportWarning {
+  readonly message: string;
+}
+
+const NULL_ON_INSERT = ['email', 'phone_number', 'preferred_username'] as const;
+const VERIFIED_FLAGS = [
+  ['email_verified', 'email'],
+  ['phone_number_verified', 'phone_number'],
+] as const;
+
+/** Warnings of a record that inserts a user: values that have no effect on a new user. */
+export function insertWarnings(record: ImportRecord, project: ProjectConfig): ImportWarning[] {
+  const warnings: ImportWarning[] = [];
+  for (const member of NULL_ON_INSERT) {
+    if (record[member] === null) warnings.push({ message: `${member} = null has no effect in insert.` });
+  }
+  if (record.mfa?.email === null) warnings.push({ message: 'mfa.email = null has no effect in insert.' });
+  if (record.mfa?.phone_number === null)
+    warnings.push({ message: 'mfa.phone_number = null has no effect in insert.' });
+  for (const [flag, member] of VERIFIED_FLAGS) {
+    if (record[flag] === false) warnings.push({ message: `${flag} = false has no effect in insert.` });
+    else if (record[flag] === true && typeof record[member] !== 'string') {
+      warnings.push({ message: `${flag} = true has no effect when ${member} is absent.` });
+    }
+  }
+  if (record.disabled === false) warnings.push({ message: 'disabled = false has no effect in insert.' });
+  return [...warnings, ...customAttributeWarnings(record, project)];
+}
+
+/** Warnings of a record that updates an existing user: secrets that a later import cannot add. */
+export function updateWarnings(record: ImportRecord, project: ProjectConfig): ImportWarning[] {
+  const warnings: ImportWarning[] = [];
+  if (record.password !== undefined)
+    warnings.push({ message: 'password is ignored because the user exists already.' });
+  if (record.mfa?.password !== undefined) {
+    warnings.push({ message: 'mfa.password is ignored because the user exists already.' });
+  }
+  if (record.mfa?.totp !== undefined)
+    warnings.push({ message: 'mfa.totp is ignored because the user exists already.' });
+  return [...warnings, ...customAttributeWarnings(record, project)];
+}
+
+/** The warning of a skipped record (upsert false and the user exists). */
+export const SKIP_WARNING: ImportWarning = { message: 'skipping because upsert = false and user exists' };
+
+function customAttributeWarnings(record: ImportRecord, project: ProjectConfig): ImportWarning[] {
+  return Object.keys(record.custom_attributes ?? {})
+    .filter((name) => !project.customAttributes.has(name))
+    .map((name) => ({ message: `custom_attributes.${name} is not defined.` }));
+}

@@ -1,0 +1,15 @@
+/**
+ * The body of POST /_api/admin/users/import (spec 2.4). Only the request's shape is checked here;
+ * each record is checked by the worker against import-record.schema, so a bad record fails alone.
+ */
+export const importRequestSchema = {
+  $id: 'import-request',
+  type: 'object',
+  additionalProperties: false,
+  required: ['identifier', 'records'],
+  properties: {
+    upsert: { type: 'boolean', default: false },
+    identifier: { enum: ['preferred_username', 'email', 'phone_number'] },
+    records: { type: 'array', minItems: 1, items: { type: 'object' } },
+  },
+} as const;
