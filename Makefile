@@ -6,12 +6,12 @@ NODE_MODULES := node_modules/.package-lock.json
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
-.PHONY: help install start api migrate services services-stop typecheck lint test bench clean
+.PHONY: help install start api pipeline migrate services services-stop typecheck lint test bench clean
 
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
 	@echo "make test    install, start the real services, type-check, lint, run every test"
-	@echo "make api | migrate | bench | services | services-stop | typecheck | lint"
+	@echo "make api | pipeline | migrate | bench | services | services-stop | typecheck | lint"
 
 # Reinstall only when the lock file changed.
 $(NODE_MODULES): package.json package-lock.json
@@ -21,10 +21,13 @@ $(NODE_MODULES): package.json package-lock.json
 install: $(NODE_MODULES)
 
 start: install
-	npx tsx api/main.ts
+	npx tsx api/main.ts --with-workers
 
 api: install
 	npx tsx api/main.ts
+
+pipeline: install
+	npx tsx pipeline/main.ts
 
 migrate: install
 	npx tsx pipeline/db/migrate-cli.ts

@@ -2,18 +2,21 @@ import Router from '@koa/router';
 import type { JSONWebKeySet } from 'jose';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
+import type { TaskBus } from '../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../pipeline/config.js';
-import type { Queryable } from '../pipeline/db/pool.js';
+import type { Pool } from '../pipeline/db/pool.js';
 import type { Logger } from '../pipeline/log.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
 import { errorEnvelope } from './errors.js';
 import { graphqlHandler } from './graphql/handler.js';
 import { requestLog } from './request-log.js';
+import { importRoutes } from './routes/import.js';
 
 /** What the facade stands on; built once by main.ts (or a test). */
 export interface AppDependencies {
   readonly config: ServiceConfig;
-  readonly db: Queryable;
+  readonly db: Pool;
+  readonly bus: TaskBus;
   readonly adminJwks: JSONWebKeySet;
   readonly log: Logger;
 }
@@ -22,7 +25,7 @@ export interface AppDependencies {
  * The facade's middleware chain: request log, the error envelope, then per admin route the Host
  * check and the admin JWT before anything reads the body.
  */
-export function createApp({ config, db, adminJwks, log }: AppDependencies): Koa {
+export function createApp({ config, db, bus, adminJwks, log }: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
   const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
 
@@ -43,7 +46,11 @@ export function createApp({ config, db, adminJwks, log }: AppDependencies): Koa 
 
   app.use(requestLog(log));
   app.use(errorEnvelope(log));
+  const imports = importRoutes({ config, pool: db, bus, log, admin });
+
   app.use(router.routes());
   app.use(router.allowedMethods());
+  app.use(imports.routes());
+  app.use(imports.allowedMethods());
   return app;
 }

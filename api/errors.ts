@@ -14,6 +14,20 @@ export const STATUS_BY_NAME: Record<ErrorName, number> = {
   ServiceUnavailable: 503,
 };
 
+/**
+ * An import request error: spec 4.3/4.4 give it a body with one member `error`, a string, instead
+ * of the envelope.
+ */
+export class ImportRequestError extends Error {
+  override readonly name = 'ImportRequestError';
+  constructor(
+    readonly status: 400 | 413 | 503,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The envelope body of an error: `{error: {name, reason, message, code, info?}}`. */
 export function envelope(err: ApiError): { error: Record<string, unknown> } {
   return {
@@ -62,6 +76,11 @@ export function errorEnvelope(log: Logger): Middleware {
     try {
       await next();
     } catch (thrown) {
+      if (thrown instanceof ImportRequestError) {
+        ctx.status = thrown.status;
+        ctx.body = { error: thrown.message };
+        return;
+      }
       const err = toApiError(thrown);
       if (err.name === 'InternalError') log.error({ err: thrown, path: ctx.path }, 'request failed');
       ctx.status = STATUS_BY_NAME[err.name];

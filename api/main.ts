@@ -1,7 +1,10 @@
-// `make api` / `make start`: serves the admin API. Without DATABASE_URL it runs the embedded default.
+// `make api` / `make start`: serves the admin API (and with --with-workers the pipeline workers).
+// Without DATABASE_URL it runs the embedded default.
+import { createBus } from '../pipeline/bus/create-bus.js';
 import { loadConfig } from '../pipeline/config.js';
 import { openDatabase } from '../pipeline/db/open-database.js';
 import { createLogger } from '../pipeline/log.js';
+import { startWorkers } from '../pipeline/workers.js';
 import { resolveAdminJwks } from './admin-keys.js';
 import { createApp } from './app.js';
 
@@ -9,7 +12,12 @@ const config = loadConfig();
 const log = createLogger(config.logLevel);
 const db = await openDatabase(config, log);
 const adminJwks = await resolveAdminJwks(config);
-const app = createApp({ config, db: db.pool, adminJwks, log });
+const bus = createBus(config, db.pool, log);
+const app = createApp({ config, db: db.pool, bus, adminJwks, log });
+// `make start` runs the pipeline workers in this process too; `make api` runs the facade alone.
+const workers = process.argv.includes('--with-workers')
+  ? await startWorkers(config, db.pool, bus, log)
+  : undefined;
 
 const server = app.listen(config.port, () => {
   const url = `http://localhost:${config.port}`;
@@ -27,6 +35,8 @@ async function shutdown(signal: string): Promise<void> {
   log.info({ signal }, 'shutting down');
   server.close();
   server.closeAllConnections();
+  if (workers) await workers.stop();
+  else await bus.close();
   await db.close();
   process.exit(0);
 }

@@ -42,6 +42,8 @@ export interface ServiceConfig {
   readonly kafkaBrokers: readonly string[];
   /** Prefix of the task topics and consumer groups, to share a cluster between deployments. */
   readonly kafkaTopicPrefix: string;
+  /** How long a completed task (its details, input and file) is kept: 24 h (spec 8). */
+  readonly taskRetentionSeconds: number;
   readonly project: ProjectConfig;
 }
 
@@ -56,6 +58,7 @@ const ENV_KEYS = {
   ADMIN_JWKS_FILE: 'admin_jwks_file',
   KAFKA_BROKERS: 'kafka_brokers',
   KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
+  TASK_RETENTION_SECONDS: 'task_retention_seconds',
 } as const;
 
 /** Reads the configuration from the environment and the project file named by PROJECT_CONFIG. */
@@ -98,6 +101,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     adminJwksFile: doc.admin_jwks_file,
     kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],
     kafkaTopicPrefix: doc.kafka_topic_prefix,
+    taskRetentionSeconds: doc.task_retention_seconds,
     project: toProjectConfig(doc.project, doc.port),
   };
 }

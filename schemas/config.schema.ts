@@ -26,6 +26,7 @@ export const configSchema = {
     // Comma-separated host:port list; when set, task messages go through Kafka.
     kafka_brokers: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
     kafka_topic_prefix: { type: 'string', pattern: '^[a-zA-Z0-9._-]*$', default: '' },
+    task_retention_seconds: { type: 'integer', minimum: 1, default: 86400 },
     project: { $ref: 'config#/$defs/project' },
   },
   $defs: {

@@ -10,6 +10,8 @@ CREATE TABLE tasks (
   error              jsonb,
   -- The stored input (import: the request body as received); deleted with the task at retention.
   input              text,
+  -- The request's settings (import: identifier and upsert), so a worker need not parse the input twice.
+  options            jsonb NOT NULL DEFAULT '{}'::jsonb,
   -- Records (import) or users (export) done, of total: also the resume point of a worker.
   progress_processed integer NOT NULL DEFAULT 0,
   progress_total     integer NOT NULL DEFAULT 0,

@@ -21,22 +21,39 @@ const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, err
 /** Records a new pending task with its stored input. */
 export async function insertTask(
   db: Queryable,
-  task: { id: string; kind: TaskKind; input: string; total: number },
+  task: { id: string; kind: TaskKind; input: string; options: Record<string, unknown>; total: number },
 ): Promise<TaskRow> {
   const { rows } = await db.query<TaskRow>(
-    `INSERT INTO tasks (id, kind, input, progress_total) VALUES ($1, $2, $3, $4) RETURNING ${TASK_COLUMNS}`,
-    [task.id, task.kind, task.input, task.total],
+    `INSERT INTO tasks (id, kind, input, options, progress_total) VALUES ($1, $2, $3, $4, $5) RETURNING ${TASK_COLUMNS}`,
+    [task.id, task.kind, task.input, task.options, task.total],
   );
   return rows[0] as TaskRow;
 }
 
-/** The task, if it exists and is of this kind. */
-export async function findTask(db: Queryable, kind: TaskKind, id: string): Promise<TaskRow | undefined> {
-  const { rows } = await db.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND kind = $2`, [
-    id,
-    kind,
-  ]);
+/** The task, if it exists, is of this kind and is not past retention (even before the sweeper runs). */
+export async function findTask(
+  db: Queryable,
+  kind: TaskKind,
+  id: string,
+  retentionSeconds: number,
+): Promise<TaskRow | undefined> {
+  const { rows } = await db.query<TaskRow>(
+    `SELECT ${TASK_COLUMNS} FROM tasks
+      WHERE id = $1 AND kind = $2
+        AND (status = 'pending' OR completed_at > clock_timestamp() - make_interval(secs => $3))`,
+    [id, kind, retentionSeconds],
+  );
   return rows[0];
+}
+
+/** Deletes completed tasks past retention, with their details and stored input; returns their ids. */
+export async function deleteExpiredTasks(db: Queryable, retentionSeconds: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `DELETE FROM tasks WHERE status = 'completed' AND completed_at <= clock_timestamp() - make_interval(secs => $1)
+     RETURNING id`,
+    [retentionSeconds],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** Removes a task that could not be announced on the bus, so it never lingers as pending. */

@@ -1,8 +1,10 @@
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { inject, type Response } from 'light-my-request';
 import { createApp } from '../../api/app.js';
+import type { TaskBus } from '../../pipeline/bus/bus.js';
+import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
 import { configFromDocument, type ServiceConfig } from '../../pipeline/config.js';
-import type { Queryable } from '../../pipeline/db/pool.js';
+import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
 
 export const TEST_ORIGIN = 'https://admin.test.example';
@@ -67,12 +69,18 @@ export interface GraphQLResponse {
     | undefined;
 }
 
-export function adminClient(config: ServiceConfig, db: () => Queryable, keys: TestKeys): AdminClient {
+export function adminClient(
+  config: ServiceConfig,
+  db: () => Pool,
+  keys: TestKeys,
+  bus?: () => TaskBus,
+): AdminClient {
   let callback: ReturnType<ReturnType<typeof createApp>['callback']> | undefined;
   const handler = () => {
     callback ??= createApp({
       config,
       db: db(),
+      bus: bus ? bus() : postgresQueueBus(db(), createLogger('silent')),
       adminJwks: { keys: [keys.publicJwk] },
       log: createLogger('silent'),
     }).callback();

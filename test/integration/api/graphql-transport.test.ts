@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import type { TaskBus } from '../../../pipeline/bus/bus.js';
+import type { Pool } from '../../../pipeline/db/pool.js';
 import { adminClient, adminToken, makeTestKeys, type TestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 
@@ -59,12 +61,15 @@ describe('GraphQL transport at /_api/admin/graphql', () => {
   });
 
   it('masks a database failure as InternalError without SQL text', async () => {
+    const failing = {
+      query: () => Promise.reject(new Error('relation "identities" does not exist: SELECT secret FROM x')),
+    };
+    // Only the lookups' query() is reached; the task bus is never used by this request.
     const broken = adminClient(
       testConfig(keys),
-      () => ({
-        query: () => Promise.reject(new Error('relation "identities" does not exist: SELECT secret FROM x')),
-      }),
+      () => failing as unknown as Pool,
       keys,
+      () => ({}) as TaskBus,
     );
     const res = await broken.graphql(
       '{ getUserByLoginID(loginIDKey: "email", loginIDValue: "x@example.com") { id } }',

@@ -1,0 +1,38 @@
+import type { Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import { ImportRequestError } from '../errors.js';
+
+/** Spec 8: the request body of an import is at most 500 KB (DECISIONS.md: 500000 bytes). */
+export const IMPORT_BODY_LIMIT = 500_000;
+
+const UNPARSED = Symbol.for('unparsedBody');
+
+const parse = koaBody({
+  json: true,
+  jsonStrict: true,
+  jsonLimit: IMPORT_BODY_LIMIT,
+  includeUnparsed: true,
+  urlencoded: false,
+  text: false,
+  multipart: false,
+});
+
+/**
+ * Parses an import request body: JSON only, within the limit. Leaves the parsed body in
+ * `ctx.request.body` and the text as received in `ctx.state.rawBody` (the worker streams it).
+ */
+export const importBody: Middleware = async (ctx, next) => {
+  if (!ctx.is('application/json')) throw new ImportRequestError(400, 'Content-Type must be application/json');
+  try {
+    await parse(ctx, async () => {});
+  } catch (err) {
+    const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
+    if (status === 413)
+      throw new ImportRequestError(413, `request body too large (limit ${IMPORT_BODY_LIMIT} bytes)`);
+    if (status >= 400 && status < 500) throw new ImportRequestError(400, 'request body is not valid JSON');
+    throw err;
+  }
+  const body = ctx.request.body as Record<PropertyKey, unknown> | undefined;
+  ctx.state.rawBody = body?.[UNPARSED];
+  await next();
+};

@@ -1,0 +1,112 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { TaskBus } from '../../pipeline/bus/bus.js';
+import type { ServiceConfig } from '../../pipeline/config.js';
+import type { Pool } from '../../pipeline/db/pool.js';
+import { deleteTask, findTask, insertTask, type TaskRow } from '../../pipeline/db/tasks.js';
+import { ApiError } from '../../pipeline/errors.js';
+import { identifierKey } from '../../pipeline/import/plan-batch.js';
+import type { ImportTaskOptions } from '../../pipeline/import/run-import.js';
+import type { Logger } from '../../pipeline/log.js';
+import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
+import { validateImportRequest } from '../../schemas/index.js';
+import { ImportRequestError } from '../errors.js';
+import { importBody } from './import-body.js';
+import { requireHttps } from './require-https.js';
+
+/** What the import routes stand on. */
+export interface ImportRouteDependencies {
+  readonly config: ServiceConfig;
+  readonly pool: Pool;
+  readonly bus: TaskBus;
+  readonly log: Logger;
+  /** Host and admin JWT checks, shared with the other admin routes. */
+  readonly admin: readonly Middleware[];
+}
+
+/** POST /_api/admin/users/import and GET /_api/admin/users/import/:id (spec 4.3, 4.4). */
+export function importRoutes({ config, pool, bus, log, admin }: ImportRouteDependencies): Router {
+  const router = new Router();
+
+  router.post('/_api/admin/users/import', requireHttps, ...admin, importBody, async (ctx) => {
+    const request: unknown = ctx.request.body;
+    if (!validateImportRequest(request)) {
+      const problems = (validateImportRequest.errors ?? []).map(
+        (e) => `${e.instancePath || '/'}: ${e.message ?? e.keyword}`,
+      );
+      throw new ImportRequestError(400, problems.join('; '));
+    }
+    if (!config.project.loginIdKeys.has(identifierKey(request.identifier))) {
+      throw new ImportRequestError(
+        400,
+        `/identifier: login id key ${identifierKey(request.identifier)} is not enabled`,
+      );
+    }
+    const options: ImportTaskOptions = { identifier: request.identifier, upsert: request.upsert ?? false };
+    const task = await insertTask(pool, {
+      id: newTaskId('import'),
+      kind: 'import',
+      input: String(ctx.state.rawBody),
+      options: { ...options },
+      total: request.records.length,
+    });
+    try {
+      await bus.publish({ task_id: task.id, kind: 'import' });
+    } catch (err) {
+      log.error({ err, task_id: task.id }, 'could not publish the import task');
+      await deleteTask(pool, task.id);
+      throw new ImportRequestError(503, 'the task queue is unavailable; try again later');
+    }
+    ctx.body = { id: task.id, created_at: task.created_at.toISOString(), status: task.status };
+  });
+
+  router.get('/_api/admin/users/import/:id', requireHttps, ...admin, async (ctx) => {
+    const id = ctx.params.id ?? '';
+    if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
+    const task = await findTask(pool, 'import', id, config.taskRetentionSeconds);
+    if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such import task');
+    ctx.body = await importStatus(pool, task);
+  });
+
+  return router;
+}
+
+/** The import task as spec 2.3 shows it, with the members of DECISIONS.md. */
+async function importStatus(pool: Pool, task: TaskRow): Promise<Record<string, unknown>> {
+  const status: Record<string, unknown> = {
+    id: task.id,
+    created_at: task.created_at.toISOString(),
+    status: task.status,
+  };
+  if (task.status === 'pending') {
+    status.progress = { processed: task.progress_processed, total: task.progress_total };
+    return status;
+  }
+  if (task.completed_at) status.completed_at = task.completed_at.toISOString();
+  if (task.failed_at) status.failed_at = task.failed_at.toISOString();
+  if (task.error) status.error = task.error;
+  if (task.summary) status.summary = task.summary;
+  const { rows } = await pool.query<DetailRow>(
+    `SELECT index, record, outcome, user_id, warnings, errors FROM import_details WHERE task_id = $1 ORDER BY index`,
+    [task.id],
+  );
+  // Absent values are omitted, never null; the record itself is shown exactly as stored.
+  status.details = rows.map((d) => ({
+    index: d.index,
+    record: d.record,
+    outcome: d.outcome,
+    ...(d.user_id ? { user_id: d.user_id } : {}),
+    ...(d.warnings ? { warnings: d.warnings } : {}),
+    ...(d.errors ? { errors: d.errors } : {}),
+  }));
+  return status;
+}
+
+interface DetailRow {
+  index: number;
+  record: unknown;
+  outcome: string;
+  user_id: string | null;
+  warnings: unknown[] | null;
+  errors: unknown[] | null;
+}
