@@ -44,6 +44,8 @@ export interface ServiceConfig {
   readonly kafkaTopicPrefix: string;
   /** How long a completed task (its details, input and file) is kept: 24 h (spec 8). */
   readonly taskRetentionSeconds: number;
+  /** Import records applied per transaction. */
+  readonly importBatchSize: number;
   readonly project: ProjectConfig;
 }
 
@@ -59,6 +61,7 @@ const ENV_KEYS = {
   KAFKA_BROKERS: 'kafka_brokers',
   KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
+  IMPORT_BATCH_SIZE: 'import_batch_size',
 } as const;
 
 /** Reads the configuration from the environment and the project file named by PROJECT_CONFIG. */
@@ -102,6 +105,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],
     kafkaTopicPrefix: doc.kafka_topic_prefix,
     taskRetentionSeconds: doc.task_retention_seconds,
+    importBatchSize: doc.import_batch_size,
     project: toProjectConfig(doc.project, doc.port),
   };
 }

@@ -27,6 +27,7 @@ export const configSchema = {
     kafka_brokers: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
     kafka_topic_prefix: { type: 'string', pattern: '^[a-zA-Z0-9._-]*$', default: '' },
     task_retention_seconds: { type: 'integer', minimum: 1, default: 86400 },
+    import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 500 },
     project: { $ref: 'config#/$defs/project' },
   },
   $defs: {

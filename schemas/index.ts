@@ -51,12 +51,19 @@ export const validateImportRequest = new Ajv2020({
   useDefaults: true,
 }).compile<ImportRequest>(importRequestSchema);
 
-/** A validator of import records whose identifier member is required and a string. */
+const recordValidators = new Map<ImportIdentifier, ValidateFunction<ImportRecord>>();
+
+/** A validator of import records whose identifier member is required and a string (compiled once). */
 export function importRecordValidator(identifier: ImportIdentifier): ValidateFunction<ImportRecord> {
-  return contractAjv.compile<ImportRecord>({
-    ...importRecordSchema,
-    $id: `import-record-by-${identifier}`,
-    required: [identifier],
-    properties: { ...importRecordSchema.properties, [identifier]: { type: 'string' } },
-  });
+  let validate = recordValidators.get(identifier);
+  if (!validate) {
+    validate = contractAjv.compile<ImportRecord>({
+      ...importRecordSchema,
+      $id: `import-record-by-${identifier}`,
+      required: [identifier],
+      properties: { ...importRecordSchema.properties, [identifier]: { type: 'string' } },
+    });
+    recordValidators.set(identifier, validate);
+  }
+  return validate;
 }

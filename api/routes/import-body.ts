@@ -5,8 +5,6 @@ import { ImportRequestError } from '../errors.js';
 /** Spec 8: the request body of an import is at most 500 KB (DECISIONS.md: 500000 bytes). */
 export const IMPORT_BODY_LIMIT = 500_000;
 
-const UNPARSED = Symbol.for('unparsedBody');
-
 const parse = koaBody({
   json: true,
   jsonStrict: true,
@@ -32,7 +30,9 @@ export const importBody: Middleware = async (ctx, next) => {
     if (status >= 400 && status < 500) throw new ImportRequestError(400, 'request body is not valid JSON');
     throw err;
   }
-  const body = ctx.request.body as Record<PropertyKey, unknown> | undefined;
-  ctx.state.rawBody = body?.[UNPARSED];
+  // koa-body's includeUnparsed leaves the text as received in request.rawBody.
+  const raw: unknown = (ctx.request as { rawBody?: unknown }).rawBody;
+  if (typeof raw !== 'string') throw new Error('the import body parser kept no raw body');
+  ctx.state.rawBody = raw;
   await next();
 };

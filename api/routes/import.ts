@@ -46,7 +46,7 @@ export function importRoutes({ config, pool, bus, log, admin }: ImportRouteDepen
     const task = await insertTask(pool, {
       id: newTaskId('import'),
       kind: 'import',
-      input: String(ctx.state.rawBody),
+      input: ctx.state.rawBody as string,
       options: { ...options },
       total: request.records.length,
     });

@@ -17,10 +17,40 @@ export function kafkaBus(brokers: readonly string[], prefix: string, log: Logger
     clientId: `${prefix}users-service`,
     brokers: [...brokers],
     logLevel: logLevel.WARN,
-    logCreator: () => (entry) => log.warn({ component: 'kafka', ...entry.log }, entry.log.message),
+    logCreator: () => (entry) => {
+      const fields = { component: 'kafka', ...entry.log };
+      if (entry.level <= logLevel.ERROR) log.error(fields, entry.log.message);
+      else log.warn(fields, entry.log.message);
+    },
   });
   let producer: Producer | undefined;
   const consumers: Consumer[] = [];
+  const topics = new Map<TaskKind, Promise<void>>();
+
+  /**
+   * Creates the kind's topic once and waits for its leaders: a consumer that subscribes to a topic
+   * the broker is still auto-creating gets UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  function ensureTopic(kind: TaskKind): Promise<void> {
+    let ready = topics.get(kind);
+    if (!ready) {
+      ready = (async () => {
+        const admin = kafka.admin();
+        await admin.connect();
+        try {
+          await admin.createTopics({
+            topics: [{ topic: taskTopic(prefix, kind), numPartitions: 4 }],
+            waitForLeaders: true,
+          });
+        } finally {
+          await admin.disconnect();
+        }
+      })();
+      ready.catch(() => topics.delete(kind));
+      topics.set(kind, ready);
+    }
+    return ready;
+  }
 
   async function connectedProducer(): Promise<Producer> {
     if (!producer) {
@@ -37,6 +67,7 @@ export function kafkaBus(brokers: readonly string[], prefix: string, log: Logger
 
   return {
     async publish(message) {
+      await ensureTopic(message.kind);
       const p = await connectedProducer();
       await p.send({
         topic: taskTopic(prefix, message.kind),
@@ -50,6 +81,7 @@ export function kafkaBus(brokers: readonly string[], prefix: string, log: Logger
         allowAutoTopicCreation: true,
       });
       consumers.push(consumer);
+      await ensureTopic(kind);
       await consumer.connect();
       await consumer.subscribe({ topic: taskTopic(prefix, kind), fromBeginning: true });
       await consumer.run({

@@ -28,3 +28,18 @@ export const UNIQUE_VIOLATION = '23505';
 export function sqlState(err: unknown): string | undefined {
   return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
 }
+
+const RETRIABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+
+/**
+ * Whether an error is the database being unavailable or busy (connection lost, shutting down,
+ * out of resources, serialization failure or deadlock): worth retrying the whole task later.
+ */
+export function isRetriable(err: unknown): boolean {
+  const state = sqlState(err);
+  if (state) return /^(08|40|53|57)/.test(state);
+  return (
+    RETRIABLE_NODE_CODES.has(String((err as { code?: unknown })?.code)) ||
+    String(err).includes('Connection terminated')
+  );
+}

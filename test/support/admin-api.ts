@@ -22,9 +22,14 @@ export async function makeTestKeys(alg = 'RS256'): Promise<TestKeys> {
 }
 
 /** A service configuration for tests: the given project settings over the test domain and keys. */
-export function testConfig(keys: TestKeys, project: Record<string, unknown> = {}): ServiceConfig {
+export function testConfig(
+  keys: TestKeys,
+  project: Record<string, unknown> = {},
+  settings: Record<string, unknown> = {},
+): ServiceConfig {
   return configFromDocument({
     log_level: 'silent',
+    ...settings,
     project: {
       domain: TEST_DOMAIN,
       public_origin: TEST_ORIGIN,
