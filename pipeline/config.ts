@@ -42,6 +42,7 @@ export interface ServiceConfig {
   readonly kafkaBrokers: readonly string[];
   /** Prefix of the task topics and consumer groups, to share a cluster between deployments. */
   readonly kafkaTopicPrefix: string;
+  readonly kafkaSessionTimeoutMs: number;
   /** How long a completed task (its details, input and file) is kept: 24 h (spec 8). */
   readonly taskRetentionSeconds: number;
   /** Import records applied per transaction. */
@@ -60,6 +61,7 @@ const ENV_KEYS = {
   ADMIN_JWKS_FILE: 'admin_jwks_file',
   KAFKA_BROKERS: 'kafka_brokers',
   KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
+  KAFKA_SESSION_TIMEOUT_MS: 'kafka_session_timeout_ms',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
   IMPORT_BATCH_SIZE: 'import_batch_size',
 } as const;
@@ -104,6 +106,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     adminJwksFile: doc.admin_jwks_file,
     kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],
     kafkaTopicPrefix: doc.kafka_topic_prefix,
+    kafkaSessionTimeoutMs: doc.kafka_session_timeout_ms,
     taskRetentionSeconds: doc.task_retention_seconds,
     importBatchSize: doc.import_batch_size,
     project: toProjectConfig(doc.project, doc.port),

@@ -26,6 +26,8 @@ export const configSchema = {
     // Comma-separated host:port list; when set, task messages go through Kafka.
     kafka_brokers: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
     kafka_topic_prefix: { type: 'string', pattern: '^[a-zA-Z0-9._-]*$', default: '' },
+    // How soon a dead worker's partitions go to another (the broker allows 6000 at the least).
+    kafka_session_timeout_ms: { type: 'integer', minimum: 6000, default: 30000 },
     task_retention_seconds: { type: 'integer', minimum: 1, default: 86400 },
     import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 500 },
     project: { $ref: 'config#/$defs/project' },

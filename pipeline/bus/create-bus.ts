@@ -8,6 +8,6 @@ import { postgresQueueBus } from './postgres-queue.js';
 /** Kafka when brokers are configured; otherwise the embedded Postgres queue. */
 export function createBus(config: ServiceConfig, pool: Pool, log: Logger): TaskBus {
   return config.kafkaBrokers.length > 0
-    ? kafkaBus(config.kafkaBrokers, config.kafkaTopicPrefix, log)
+    ? kafkaBus(config.kafkaBrokers, config.kafkaTopicPrefix, log, config.kafkaSessionTimeoutMs)
     : postgresQueueBus(pool, log);
 }

@@ -12,7 +12,12 @@ export function taskTopic(prefix: string, kind: TaskKind): string {
  * The task bus on Kafka: messages keyed by task id, one consumer group per worker kind. Offsets
  * are committed after the handler resolves (at-least-once); handlers are idempotent.
  */
-export function kafkaBus(brokers: readonly string[], prefix: string, log: Logger): TaskBus {
+export function kafkaBus(
+  brokers: readonly string[],
+  prefix: string,
+  log: Logger,
+  sessionTimeoutMs = 30_000,
+): TaskBus {
   const kafka = new Kafka({
     clientId: `${prefix}users-service`,
     brokers: [...brokers],

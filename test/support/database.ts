@@ -12,9 +12,10 @@ export function testDatabaseUrl(): string {
 
 /**
  * A migrated schema of its own for the calling `describe` block, dropped afterwards, so test files
- * never see each other's rows. Returns a getter: the pool exists once `before` has run.
+ * never see each other's rows. Returns a getter (the pool exists once `before` has run) that also
+ * names the schema, for processes started by the test.
  */
-export function useTestSchema(): () => Pool {
+export function useTestSchema(): (() => Pool) & { readonly schema: string } {
   let pool: Pool | undefined;
   const schema = `t_${randomBytes(6).toString('hex')}`;
   before(async () => {
@@ -29,8 +30,9 @@ export function useTestSchema(): () => Pool {
     await pool?.query(`DROP SCHEMA ${schema} CASCADE`);
     await pool?.end();
   });
-  return () => {
+  const get = () => {
     if (!pool) throw new Error('the test schema is not ready yet');
     return pool;
   };
+  return Object.assign(get, { schema });
 }

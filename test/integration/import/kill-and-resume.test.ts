@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import type { TaskBus } from '../../../pipeline/bus/bus.js';
+import { kafkaBus } from '../../../pipeline/bus/kafka.js';
+import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
+import { createLogger } from '../../../pipeline/log.js';
+import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
+import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
+import { HTTPS } from '../../support/imports.js';
+import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+
+const RECORDS = 3000;
+const BATCH = 25;
+
+/**
+ * A worker killed with SIGKILL in the middle of an import resumes, in the next worker, from its
+ * last committed batch: every record is applied exactly once and counted once.
+ */
+for (const transport of ['postgres', 'kafka'] as const) {
+  describe(`import worker killed mid-task resumes (${transport})`, function () {
+    this.timeout(120_000);
+    const db = useTestSchema();
+    const prefix = uniqueTopicPrefix();
+    const workers: ChildProcess[] = [];
+    let bus: TaskBus | undefined;
+
+    after(async () => {
+      for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+      await bus?.close();
+    });
+
+    function startWorker(): ChildProcess {
+      const url = new URL(testDatabaseUrl());
+      url.searchParams.set('options', `-c search_path=${db.schema}`);
+      const worker = spawn(process.execPath, ['--import', 'tsx', 'pipeline/main.ts'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: url.toString(),
+          IMPORT_BATCH_SIZE: String(BATCH),
+          LOG_LEVEL: 'warn',
+          ...(transport === 'kafka'
+            ? {
+                KAFKA_BROKERS: testKafkaBrokers().join(','),
+                KAFKA_TOPIC_PREFIX: prefix,
+                KAFKA_SESSION_TIMEOUT_MS: '6000',
+              }
+            : {}),
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      workers.push(worker);
+      return worker;
+    }
+
+    async function progress(id: string): Promise<{ processed: number; status: string }> {
+      const { rows } = await db().query<{ progress_processed: number; status: string }>(
+        'SELECT progress_processed, status FROM tasks WHERE id = $1',
+        [id],
+      );
+      return { processed: rows[0]?.progress_processed ?? 0, status: rows[0]?.status ?? 'missing' };
+    }
+
+    it('applies every record once and counts it once', async () => {
+      const keys = await makeTestKeys();
+      const config = testConfig(keys, {}, { trust_proxy: true });
+      const log = createLogger('silent');
+      const used =
+        transport === 'kafka' ? kafkaBus(testKafkaBrokers(), prefix, log) : postgresQueueBus(db(), log);
+      bus = used;
+      const client = adminClient(config, db, keys, () => used);
+      const records = Array.from({ length: RECORDS }, (_, i) => ({ email: `k${i}@example.com` }));
+      const res = await client.request({
+        method: 'POST',
+        url: '/_api/admin/users/import',
+        token: await adminToken(keys),
+        headers: HTTPS,
+        body: { identifier: 'email', records },
+      });
+      expect(res.statusCode, res.body).to.equal(200);
+      const { id } = JSON.parse(res.body) as { id: string };
+
+      const first = startWorker();
+      let seen = { processed: 0, status: 'pending' };
+      for (let i = 0; i < 3000 && seen.processed === 0; i++) {
+        await sleep(10);
+        seen = await progress(id);
+      }
+      first.kill('SIGKILL');
+      await new Promise((resolve) => first.once('exit', resolve));
+      const atKill = await progress(id);
+      expect(atKill.processed, 'the worker was killed after some batches').to.be.greaterThan(0);
+      expect(atKill.status, 'and before the end').to.equal('pending');
+
+      const second = startWorker();
+      let end = atKill;
+      for (let i = 0; i < 2000 && end.status !== 'completed'; i++) {
+        await sleep(50);
+        end = await progress(id);
+      }
+      second.kill('SIGTERM');
+      expect(end.status).to.equal('completed');
+
+      const { rows } = await db().query(
+        `SELECT t.summary,
+                (SELECT count(*)::int FROM import_details d WHERE d.task_id = t.id) AS details,
+                (SELECT count(DISTINCT index)::int FROM import_details d WHERE d.task_id = t.id) AS indexes,
+                (SELECT count(*)::int FROM users) AS users,
+                (SELECT count(*)::int FROM identities) AS identities
+           FROM tasks t WHERE t.id = $1`,
+        [id],
+      );
+      expect(rows[0]).to.deep.equal({
+        summary: { total: RECORDS, inserted: RECORDS, updated: 0, skipped: 0, failed: 0 },
+        details: RECORDS,
+        indexes: RECORDS,
+        users: RECORDS,
+        identities: RECORDS,
+      });
+    });
+  });
+}
