@@ -84,6 +84,8 @@ export function kafkaBus(
       const consumer = kafka.consumer({
         groupId: `${prefix}user-${kind}-workers`,
         allowAutoTopicCreation: true,
+        sessionTimeout: sessionTimeoutMs,
+        heartbeatInterval: Math.floor(sessionTimeoutMs / 10),
       });
       consumers.push(consumer);
       await ensureTopic(kind);
