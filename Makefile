@@ -51,7 +51,7 @@ test: install services typecheck lint
 
 bench: install services
 	scripts/bench/ensure-wrk.sh
-	BENCH_DATABASE_URL="$(BENCH_PG_URL)" npx tsx scripts/bench/run.ts
+	BENCH_DATABASE_URL="$(BENCH_PG_URL)" BENCH_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" npx tsx scripts/bench/run.ts
 
 clean: services-stop
 	rm -rf .services .bench

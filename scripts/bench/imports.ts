@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { Pool as HttpPool } from 'undici';
+import { migrate } from '../../pipeline/db/migrate.js';
+import { createPool, type Pool } from '../../pipeline/db/pool.js';
+import { batched } from './bench-schema.js';
+import { schemaUrl, startProcess } from './processes.js';
+import { type BenchRow, row } from './report.js';
+
+const RECORDS = 100_000;
+const REQUEST_BYTES = 480_000;
+const IN_FLIGHT = 4;
+const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
+const ROLES = ['bench_reader', 'bench_writer'];
+
+/** Record i of the bench: bcrypt hash, email and username login ids, two roles, a custom attribute. */
+function record(i: number): Record<string, unknown> {
+  return {
+    email: `import${i}@example.com`,
+    preferred_username: `import${i}`,
+    password: { type: 'bcrypt', password_hash: HASH },
+    roles: ROLES,
+    custom_attributes: { member_id: `M-${i}` },
+  };
+}
+
+/** Splits the records into import request bodies of about REQUEST_BYTES each. */
+function requestBodies(): string[] {
+  const bodies: string[] = [];
+  let chunk: string[] = [];
+  let size = 0;
+  for (let i = 0; i < RECORDS; i++) {
+    const json = JSON.stringify(record(i));
+    if (size + json.length > REQUEST_BYTES) {
+      bodies.push(`{"identifier":"email","records":[${chunk.join(',')}]}`);
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(json);
+    size += json.length + 1;
+  }
+  bodies.push(`{"identifier":"email","records":[${chunk.join(',')}]}`);
+  return bodies;
+}
+
+async function freshSchema(url: string, schema: string): Promise<Pool> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const pool = createPool({ connectionString: url, schema, max: 4 });
+  await migrate(pool);
+  for (const key of ROLES)
+    await pool.query('INSERT INTO roles (id, key) VALUES ($1, $2)', [randomUUID(), key]);
+  return pool;
+}
+
+/** The same rows as the import writes, loaded with COPY into the same indexed tables. */
+async function rawCopy(pool: Pool): Promise<number> {
+  const roleIds = (await pool.query<{ id: string }>('SELECT id FROM roles ORDER BY key')).rows.map(
+    (r) => r.id,
+  );
+  const users: string[] = [];
+  const identities: string[] = [];
+  const authenticators: string[] = [];
+  const links: string[] = [];
+  const N = '\\N';
+  for (let i = 0; i < RECORDS; i++) {
+    const id = randomUUID();
+    const email = `import${i}@example.com`;
+    const username = `import${i}`;
+    users.push(
+      `${id}\t${JSON.stringify({ email, preferred_username: username })}\t${JSON.stringify({ member_id: `M-${i}` })}\n`,
+    );
+    identities.push(`${randomUUID()}\t${id}\tlogin_id\temail\temail\t${email}\t${email}\t${email}\t${N}\n`);
+    identities.push(
+      `${randomUUID()}\t${id}\tlogin_id\tusername\tusername\t${username}\t${username}\t${N}\t${username}\n`,
+    );
+    authenticators.push(`${randomUUID()}\t${id}\tprimary\tpassword\t${HASH.replaceAll('\\', '\\\\')}\n`);
+    for (const role of roleIds) links.push(`${id}\t${role}\n`);
+  }
+  // Only the loading is timed: the rows are made beforehand.
+  const client = await pool.connect();
+  const started = process.hrtime.bigint();
+  try {
+    await client.query('BEGIN');
+    const copy = async (target: string, rows: string[]) =>
+      pipeline(Readable.from(batched(rows)), client.query(copyFrom(`COPY ${target} FROM STDIN`)));
+    await copy('users (id, standard_attributes, custom_attributes)', users);
+    await copy(
+      'identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id, email, preferred_username)',
+      identities,
+    );
+    await copy('authenticators (id, user_id, kind, type, password_hash)', authenticators);
+    await copy('user_roles (user_id, role_id)', links);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+  return RECORDS / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+/** 100,000 records through HTTP -> Kafka -> worker -> Postgres, beside raw COPY of the same rows. */
+export async function benchImport(
+  databaseUrl: string,
+  brokers: string,
+  log: (l: string) => void,
+): Promise<BenchRow[]> {
+  const copyPool = await freshSchema(databaseUrl, 'bench_import_copy');
+  const copyRate = await rawCopy(copyPool);
+  await copyPool.end();
+  log(`raw COPY: ${Math.round(copyRate)} records/s`);
+
+  const pool = await freshSchema(databaseUrl, 'bench_import');
+  const port = 41_000 + Math.floor(Math.random() * 9_000);
+  const { privateKey, publicKey } = await generateKeyPair('RS256');
+  mkdirSync('.bench', { recursive: true });
+  const jwksFile = path.resolve('.bench/import-jwks.json');
+  writeFileSync(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), alg: 'RS256', kid: 'bench' }] }),
+  );
+  const projectFile = path.resolve('.bench/import-project.json');
+  writeFileSync(projectFile, JSON.stringify({ custom_attributes: [{ name: 'member_id', type: 'string' }] }));
+  const env = {
+    DATABASE_URL: schemaUrl(databaseUrl, 'bench_import'),
+    KAFKA_BROKERS: brokers,
+    KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
+    ADMIN_JWKS_FILE: jwksFile,
+    PROJECT_CONFIG: projectFile,
+    TRUST_PROXY: 'true',
+    PORT: String(port),
+  };
+  const api = await startProcess('api/main.ts', [], env, 'Admin API on');
+  const worker = await startProcess('pipeline/main.ts', [], env, 'Pipeline workers running');
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
+    .setAudience(`http://localhost:${port}`)
+    .setExpirationTime('1h')
+    .sign(privateKey);
+  const http = new HttpPool(`http://localhost:${port}`, { connections: IN_FLIGHT });
+  const bodies = requestBodies();
+  try {
+    const started = process.hrtime.bigint();
+    const ids: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < bodies.length) {
+          const body = bodies[next++] as string;
+          const res = await http.request({
+            path: '/_api/admin/users/import',
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${token}`,
+              'content-type': 'application/json',
+              'x-forwarded-proto': 'https',
+            },
+            body,
+          });
+          const text = await res.body.text();
+          if (res.statusCode !== 200) throw new Error(`import refused: ${res.statusCode} ${text}`);
+          ids.push((JSON.parse(text) as { id: string }).id);
+        }
+      }),
+    );
+    for (;;) {
+      const { rows } = await pool.query<{ pending: number }>(
+        `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM tasks WHERE id = ANY($1)`,
+        [ids],
+      );
+      if (rows[0]?.pending === 0) break;
+      await sleep(20);
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const { rows } = await pool.query<{ inserted: number; users: number }>(
+      `SELECT (SELECT sum((summary->>'inserted')::int) FROM tasks WHERE id = ANY($1))::int AS inserted,
+              (SELECT count(*) FROM users)::int AS users`,
+      [ids],
+    );
+    if (rows[0]?.inserted !== RECORDS || rows[0]?.users !== RECORDS) {
+      throw new Error(`import bench: expected ${RECORDS} inserted users, got ${JSON.stringify(rows[0])}`);
+    }
+    log(`import: ${bodies.length} requests, ${seconds.toFixed(1)} s`);
+    return [
+      row(
+        'import.records_per_s',
+        RECORDS / seconds,
+        'records/s',
+        'raw COPY of the same rows',
+        copyRate,
+        '>= 50% of COPY',
+      ),
+    ];
+  } finally {
+    await http.close();
+    await worker.stop();
+    await api.stop();
+    await pool.end();
+  }
+}

@@ -1,0 +1,38 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/** A service process started for a benchmark, stopped with SIGTERM. */
+export interface BenchProcess {
+  stop(): Promise<void>;
+}
+
+/** Starts `node --import tsx <entry>` and resolves once it prints `ready` on stdout. */
+export async function startProcess(
+  entry: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: string,
+): Promise<BenchProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve());
+    child.on('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
+  });
+  return {
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The connection string of a schema of the bench database. */
+export function schemaUrl(databaseUrl: string, schema: string): string {
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
