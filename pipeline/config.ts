@@ -47,6 +47,8 @@ export interface ServiceConfig {
   readonly taskRetentionSeconds: number;
   /** Import records applied per transaction. */
   readonly importBatchSize: number;
+  /** Tasks of one kind that a worker process runs at once. */
+  readonly workerConcurrency: number;
   readonly project: ProjectConfig;
 }
 
@@ -64,6 +66,7 @@ const ENV_KEYS = {
   KAFKA_SESSION_TIMEOUT_MS: 'kafka_session_timeout_ms',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
   IMPORT_BATCH_SIZE: 'import_batch_size',
+  WORKER_CONCURRENCY: 'worker_concurrency',
 } as const;
 
 /** Reads the configuration from the environment and the project file named by PROJECT_CONFIG. */
@@ -109,6 +112,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     kafkaSessionTimeoutMs: doc.kafka_session_timeout_ms,
     taskRetentionSeconds: doc.task_retention_seconds,
     importBatchSize: doc.import_batch_size,
+    workerConcurrency: doc.worker_concurrency,
     project: toProjectConfig(doc.project, doc.port),
   };
 }

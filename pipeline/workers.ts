@@ -17,7 +17,11 @@ export async function startWorkers(
   bus: TaskBus,
   log: Logger,
 ): Promise<Workers> {
-  await bus.subscribe('import', (message) => runImport(pool, config, message.task_id, log));
+  await bus.subscribe(
+    'import',
+    (message) => runImport(pool, config, message.task_id, log),
+    config.workerConcurrency,
+  );
   const stopSweeper = startRetentionSweeper(pool, config.taskRetentionSeconds, log);
   return {
     async stop() {

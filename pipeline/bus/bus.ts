@@ -10,8 +10,8 @@ export type TaskHandler = (message: TaskMessage) => Promise<void>;
 export interface TaskBus {
   /** Publishes a message for a task whose row is already committed. */
   publish(message: TaskMessage): Promise<void>;
-  /** Handles the messages of one kind, one at a time, until close(). */
-  subscribe(kind: TaskKind, handler: TaskHandler): Promise<void>;
+  /** Handles the messages of one kind, `concurrency` at a time (default 1), until close(). */
+  subscribe(kind: TaskKind, handler: TaskHandler, concurrency?: number): Promise<void>;
   /** Stops consuming (after the message in hand) and releases connections. */
   close(): Promise<void>;
 }

@@ -80,7 +80,7 @@ export function kafkaBus(
         messages: [{ key: message.task_id, value: JSON.stringify(message) }],
       });
     },
-    async subscribe(kind, handler) {
+    async subscribe(kind, handler, concurrency = 1) {
       const consumer = kafka.consumer({
         groupId: `${prefix}user-${kind}-workers`,
         allowAutoTopicCreation: true,
@@ -92,6 +92,8 @@ export function kafkaBus(
       await consumer.connect();
       await consumer.subscribe({ topic: taskTopic(prefix, kind), fromBeginning: true });
       await consumer.run({
+        // Tasks on different partitions run side by side; one partition's tasks stay in order.
+        partitionsConsumedConcurrently: concurrency,
         eachMessage: async ({ message }) => {
           let parsed: unknown;
           try {

@@ -64,8 +64,8 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
         message.kind,
       ]);
     },
-    async subscribe(kind, handler) {
-      loops.push(loop(kind, handler));
+    async subscribe(kind, handler, concurrency = 1) {
+      for (let n = 0; n < concurrency; n++) loops.push(loop(kind, handler));
     },
     async close() {
       closed = true;
