@@ -31,6 +31,21 @@ describe('config', () => {
     ]);
     expect(config.project.adminApi.algorithms).to.include('RS256').and.not.include('HS256');
     expect(config.project.customAttributes.size).to.equal(0);
+    expect(config.kafkaBrokers).to.deep.equal([]);
+    expect(config.kafkaTopicPrefix).to.equal('');
+    expect(config.kafkaSessionTimeoutMs).to.equal(30000);
+    expect(config.workerConcurrency).to.equal(2);
+    expect(config.importBatchSize).to.equal(500);
+    expect(config.taskRetentionSeconds).to.equal(86400);
+  });
+
+  it('reads the Kafka brokers as a list', () => {
+    expect(loadConfig({ KAFKA_BROKERS: 'a:9092,b:9092' }).kafkaBrokers).to.deep.equal(['a:9092', 'b:9092']);
+    expect(() => loadConfig({ KAFKA_BROKERS: 'a:9092,,b' })).to.throw(ConfigError, /kafka_brokers/);
+    expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1000' })).to.throw(
+      ConfigError,
+      /kafka_session_timeout_ms/,
+    );
   });
 
   it('reads the environment and the project file', () => {
