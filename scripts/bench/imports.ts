@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { Pool as HttpPool } from 'undici';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { batched } from './bench-schema.js';
-import { schemaUrl, startProcess } from './processes.js';
+import { benchAdminKeys, schemaUrl, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const RECORDS = 100_000;
@@ -121,14 +120,8 @@ export async function benchImport(
 
   const pool = await freshSchema(databaseUrl, 'bench_import');
   const port = 41_000 + Math.floor(Math.random() * 9_000);
-  const { privateKey, publicKey } = await generateKeyPair('RS256');
-  mkdirSync('.bench', { recursive: true });
-  const jwksFile = path.resolve('.bench/import-jwks.json');
-  writeFileSync(
-    jwksFile,
-    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), alg: 'RS256', kid: 'bench' }] }),
-  );
-  const projectFile = path.resolve('.bench/import-project.json');
+  const { jwksFile, token } = await benchAdminKeys('import', port);
+  const projectFile = path.resolve('.bench/import-project.json'); // .bench exists: benchAdminKeys made it
   writeFileSync(projectFile, JSON.stringify({ custom_attributes: [{ name: 'member_id', type: 'string' }] }));
   const env = {
     DATABASE_URL: schemaUrl(databaseUrl, 'bench_import'),
@@ -141,11 +134,6 @@ export async function benchImport(
   };
   const api = await startProcess('api/main.ts', [], env, 'Admin API on');
   const worker = await startProcess('pipeline/main.ts', [], env, 'Pipeline workers running');
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
-    .setAudience(`http://localhost:${port}`)
-    .setExpirationTime('1h')
-    .sign(privateKey);
   const http = new HttpPool(`http://localhost:${port}`, { connections: IN_FLIGHT });
   const bodies = requestBodies();
   try {

@@ -1,7 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import {
   findUserByLoginId,
   findUserByOAuth,
@@ -10,6 +6,7 @@ import {
 import type { Pool } from '../../pipeline/db/pool.js';
 import { BENCH_SCHEMA, generated } from './bench-schema.js';
 import { sequentialLatency, throughput } from './measure.js';
+import { benchAdminKeys, schemaUrl, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 import { wrk } from './wrk.js';
 
@@ -73,49 +70,6 @@ function lookups(): Lookup[] {
   ];
 }
 
-/** Starts the facade as its own process on the bench schema, with a fresh admin key pair. */
-async function startApi(
-  databaseUrl: string,
-  port: number,
-): Promise<{ token: string; stop: () => Promise<void> }> {
-  const { privateKey, publicKey } = await generateKeyPair('RS256');
-  mkdirSync('.bench', { recursive: true });
-  const jwksFile = path.resolve('.bench/admin-jwks.json');
-  writeFileSync(
-    jwksFile,
-    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), alg: 'RS256', kid: 'bench' }] }),
-  );
-  const url = new URL(databaseUrl);
-  url.searchParams.set('options', `-c search_path=${BENCH_SCHEMA}`);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATABASE_URL: url.toString(),
-      ADMIN_JWKS_FILE: jwksFile,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('Admin API on') && resolve());
-    child.on('exit', (code) => reject(new Error(`API exited with ${code}`)));
-  });
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
-    .setAudience(`http://localhost:${port}`)
-    .setExpirationTime('1h')
-    .sign(privateKey);
-  return {
-    token,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
 /** The rows of issue 2: each lookup over HTTP (driven by wrk) beside the same lookup through pg. */
 export async function benchLookups(
   db: Pool,
@@ -124,14 +78,20 @@ export async function benchLookups(
   log: (l: string) => void,
 ): Promise<BenchRow[]> {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
-  const api = await startApi(databaseUrl, port);
+  const { jwksFile, token } = await benchAdminKeys('lookups', port);
+  const env = {
+    PORT: String(port),
+    DATABASE_URL: schemaUrl(databaseUrl, BENCH_SCHEMA),
+    ADMIN_JWKS_FILE: jwksFile,
+  };
+  const api = await startProcess('api/main.ts', [], env, 'Admin API on');
   const rows: BenchRow[] = [];
   try {
     for (const lookup of lookups()) {
       const random = () => Math.floor(Math.random() * count);
       const load = {
         url: `http://localhost:${port}/_api/admin/graphql`,
-        token: api.token,
+        token,
         document: lookup.document,
         variables: lookup.variables,
         users: count,

@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 /** A service process started for a benchmark, stopped with SIGTERM. */
 export interface BenchProcess {
@@ -35,4 +38,27 @@ export function schemaUrl(databaseUrl: string, schema: string): string {
   const url = new URL(databaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
   return url.toString();
+}
+
+/**
+ * A fresh admin key pair for a bench run: writes its public JWKS to .bench/<name>-jwks.json (for
+ * ADMIN_JWKS_FILE) and returns a token for the API on `port`, valid for an hour.
+ */
+export async function benchAdminKeys(
+  name: string,
+  port: number,
+): Promise<{ jwksFile: string; token: string }> {
+  const { privateKey, publicKey } = await generateKeyPair('RS256');
+  mkdirSync('.bench', { recursive: true });
+  const jwksFile = path.resolve(`.bench/${name}-jwks.json`);
+  writeFileSync(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), alg: 'RS256', kid: 'bench' }] }),
+  );
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
+    .setAudience(`http://localhost:${port}`)
+    .setExpirationTime('1h')
+    .sign(privateKey);
+  return { jwksFile, token };
 }
