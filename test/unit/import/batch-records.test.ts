@@ -1,0 +1,105 @@
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { batchRecords } from '../../../pipeline/import/batch-records.js';
+import type { IndexedRecord } from '../../../pipeline/import/parse-records.js';
+import { recordStages } from '../../../pipeline/import/parse-records.js';
+
+const records = (n: number): IndexedRecord[] =>
+  Array.from({ length: n }, (_, index) => ({ index, raw: { n: index } }));
+
+async function collect(
+  source: Readable,
+  stage: NodeJS.ReadWriteStream,
+  slowMs = 0,
+): Promise<IndexedRecord[][]> {
+  const out: IndexedRecord[][] = [];
+  await pipeline(
+    source,
+    stage,
+    new Writable({
+      objectMode: true,
+      highWaterMark: 1,
+      write(batch: IndexedRecord[], _enc, done) {
+        out.push(batch);
+        if (slowMs) sleep(slowMs).then(() => done());
+        else done();
+      },
+    }),
+  );
+  return out;
+}
+
+describe('import/batch-records', () => {
+  it('groups records into batches of the size, the last one shorter', async () => {
+    const batches = await collect(Readable.from(records(7)), batchRecords(3, 0));
+    expect(batches.map((b) => b.map((r) => r.index))).to.deep.equal([[0, 1, 2], [3, 4, 5], [6]]);
+  });
+
+  it('drops the records an earlier attempt applied', async () => {
+    const batches = await collect(Readable.from(records(7)), batchRecords(3, 5));
+    expect(batches.map((b) => b.map((r) => r.index))).to.deep.equal([[5, 6]]);
+  });
+
+  it('keeps every record in order behind a slow reader', async () => {
+    const batches = await collect(Readable.from(records(50)), batchRecords(4, 0), 2);
+    expect(batches.flat().map((r) => r.index)).to.deep.equal(records(50).map((r) => r.index));
+  });
+
+  it('passes on an error raised mid-stream', async () => {
+    const failing = new Readable({
+      objectMode: true,
+      read() {
+        this.destroy(new Error('source broke'));
+      },
+    });
+    let caught: unknown;
+    await collect(failing, batchRecords(3, 0)).catch((err) => {
+      caught = err;
+    });
+    expect((caught as Error).message).to.equal('source broke');
+  });
+
+  it('stops cleanly when destroyed early', async () => {
+    const stage = batchRecords(2, 0);
+    stage.destroy();
+    expect(stage.destroyed).to.equal(true);
+  });
+});
+
+describe('import/parse-records', () => {
+  it('streams the records of a stored request with their positions, ignoring other members', async () => {
+    const input = JSON.stringify({
+      upsert: true,
+      identifier: 'email',
+      records: [{ email: 'a@x.co' }, { email: 'b@x.co' }],
+    });
+    const out: unknown[] = [];
+    await pipeline([
+      ...recordStages(input),
+      new Writable({
+        objectMode: true,
+        write(r, _e, done) {
+          out.push(r);
+          done();
+        },
+      }),
+    ]);
+    expect(out).to.deep.equal([
+      { index: 0, raw: { email: 'a@x.co' } },
+      { index: 1, raw: { email: 'b@x.co' } },
+    ]);
+  });
+
+  it('fails on a truncated request', async () => {
+    let caught: unknown;
+    await pipeline([
+      ...recordStages('{"identifier":"email","records":[{"email":'),
+      new Writable({ objectMode: true, write: (_r, _e, done) => done() }),
+    ]).catch((err) => {
+      caught = err;
+    });
+    expect(caught).to.be.instanceOf(Error);
+  });
+});

@@ -1,0 +1,136 @@
+import { expect } from 'chai';
+import { configFromDocument } from '../../../pipeline/config.js';
+import {
+  type BatchState,
+  type ImportOptions,
+  ownerKey,
+  planBatch,
+  prepareBatch,
+} from '../../../pipeline/import/plan-batch.js';
+import { redactRecord } from '../../../pipeline/import/redact.js';
+import type { UserState } from '../../../pipeline/import/user-state.js';
+import { recordValidator } from '../../../pipeline/import/validate-record.js';
+
+const project = configFromDocument({
+  project: { custom_attributes: [{ name: 'tier', type: 'string' }] },
+}).project;
+const options = (upsert: boolean): ImportOptions => ({
+  identifier: 'email',
+  upsert,
+  project,
+  validate: recordValidator('email', project),
+});
+
+function existingUser(): UserState {
+  return {
+    id: 'u-1',
+    standard: { email: 'old@example.com', name: 'Old' },
+    custom: { tier: 'gold' },
+    disabled: true,
+    loginIds: new Map([['email', { id: 'i-1', value: 'old@example.com', original: 'old@example.com' }]]),
+    verified: new Set(),
+    mfaEmail: undefined,
+    mfaPhone: undefined,
+    roles: new Set(['r']),
+    groups: new Set(),
+    secrets: {},
+  };
+}
+
+const state = (): BatchState => ({
+  owners: new Map([[ownerKey('email', 'old@example.com'), 'u-1']]),
+  users: new Map([['u-1', existingUser()]]),
+  roleKeys: new Set(['r']),
+  groupKeys: new Set(),
+});
+
+const plan = (raws: unknown[], upsert: boolean) =>
+  planBatch(
+    prepareBatch(
+      raws.map((raw, index) => ({ index, raw })),
+      options(upsert),
+    ),
+    state(),
+    options(upsert),
+  );
+
+describe('import/plan-batch', () => {
+  it('plans an insert and leaves the loaded state untouched', () => {
+    const loaded = state();
+    const result = planBatch(
+      prepareBatch([{ index: 0, raw: { email: 'New@Example.com' } }], options(false)),
+      loaded,
+      options(false),
+    );
+    expect(result.details).to.have.length(1);
+    expect(result.details[0]).to.deep.include({ index: 0, outcome: 'inserted' });
+    const [change] = [...result.changed.values()];
+    expect(change?.before).to.equal(undefined);
+    expect(change?.after.standard).to.deep.equal({ email: 'new@example.com' });
+    expect(loaded.users.get('u-1')).to.deep.equal(existingUser());
+  });
+
+  it('updates only what the record names (spec 3.2)', () => {
+    const result = plan(
+      [{ email: 'OLD@example.com', name: null, custom_attributes: { tier: 'silver' } }],
+      true,
+    );
+    const after = result.changed.get('u-1')?.after;
+    expect(after?.standard).to.deep.equal({ email: 'old@example.com' });
+    expect(after?.custom).to.deep.equal({ tier: 'silver' });
+    expect(after?.disabled).to.equal(true);
+    expect([...(after?.roles ?? [])]).to.deep.equal(['r']);
+  });
+
+  it('records no change when an update changes nothing', () => {
+    const result = plan([{ email: 'old@example.com', name: 'Old' }], true);
+    expect(result.details[0]).to.deep.include({ outcome: 'updated', user_id: 'u-1' });
+    expect(result.changed.size).to.equal(0);
+  });
+
+  it('skips without upsert and fails a record without touching the state', () => {
+    const skipped = plan([{ email: 'old@example.com', name: 'X' }], false);
+    expect(skipped.details[0]).to.deep.include({ outcome: 'skipped', user_id: 'u-1' });
+    expect(skipped.changed.size).to.equal(0);
+    const failed = plan([{ email: 'old@example.com', roles: ['missing'] }], true);
+    expect(failed.details[0]?.outcome).to.equal('failed');
+    expect(failed.changed.size).to.equal(0);
+  });
+
+  it('lets a later record see an earlier one: a username claimed by the first is taken for the second', () => {
+    const result = plan(
+      [
+        { email: 'old@example.com', preferred_username: 'keeper' },
+        { email: 'fresh@example.com', preferred_username: 'KEEPER' },
+      ],
+      true,
+    );
+    expect(result.details.map((d) => d.outcome)).to.deep.equal(['updated', 'failed']);
+    expect(result.details[1]?.errors?.[0]).to.deep.include({ reason: 'DuplicatedIdentity' });
+  });
+});
+
+describe('import/redact', () => {
+  it('replaces every secret wherever it is, and nothing else', () => {
+    const record = {
+      email: 'a@example.com',
+      password: { type: 'bcrypt', password_hash: 'h1' },
+      mfa: {
+        email: 'm@example.com',
+        password: { type: 'bcrypt', password_hash: 'h2' },
+        totp: { secret: 's' },
+      },
+    };
+    expect(redactRecord(record)).to.deep.equal({
+      email: 'a@example.com',
+      password: { type: 'bcrypt', password_hash: 'REDACTED' },
+      mfa: {
+        email: 'm@example.com',
+        password: { type: 'bcrypt', password_hash: 'REDACTED' },
+        totp: { secret: 'REDACTED' },
+      },
+    });
+    expect(record.password.password_hash).to.equal('h1');
+    expect(redactRecord('not an object')).to.equal('not an object');
+  });
+});
