@@ -29,7 +29,7 @@ export const configSchema = {
     // How soon a dead worker's partitions go to another (the broker allows 6000 at the least).
     kafka_session_timeout_ms: { type: 'integer', minimum: 6000, default: 30000 },
     task_retention_seconds: { type: 'integer', minimum: 1, default: 86400 },
-    import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 500 },
+    import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 2000 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 2 },
     project: { $ref: 'config#/$defs/project' },

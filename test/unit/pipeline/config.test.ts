@@ -35,7 +35,7 @@ describe('config', () => {
     expect(config.kafkaTopicPrefix).to.equal('');
     expect(config.kafkaSessionTimeoutMs).to.equal(30000);
     expect(config.workerConcurrency).to.equal(2);
-    expect(config.importBatchSize).to.equal(500);
+    expect(config.importBatchSize).to.equal(2000);
     expect(config.taskRetentionSeconds).to.equal(86400);
   });
 
