@@ -1,14 +1,8 @@
 import type { LoginIdKey, ProjectConfig } from '../../pipeline/config.js';
 import type { LookupAttribute } from '../../pipeline/db/lookups.js';
 import { ApiError } from '../../pipeline/errors.js';
+import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import { type Normalized, normalizeLoginId } from '../../pipeline/identity/normalize.js';
-
-/** Which login id key's rules normalize each standard attribute. */
-const KEY_OF_ATTRIBUTE: Record<LookupAttribute, LoginIdKey> = {
-  email: 'email',
-  phone_number: 'phone',
-  preferred_username: 'username',
-};
 
 /** A lookup argument that is not allowed or not valid: `Invalid`/`GetUsersInvalidArgument`. */
 export function invalidArgument(argument: string, message: string): ApiError {

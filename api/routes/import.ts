@@ -5,7 +5,7 @@ import type { ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { deleteTask, findTask, insertTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
-import { identifierKey } from '../../pipeline/import/plan-batch.js';
+import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import type { ImportTaskOptions } from '../../pipeline/import/run-import.js';
 import type { Logger } from '../../pipeline/log.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
@@ -36,10 +36,10 @@ export function importRoutes({ config, pool, bus, log, admin }: ImportRouteDepen
       );
       throw new ImportRequestError(400, problems.join('; '));
     }
-    if (!config.project.loginIdKeys.has(identifierKey(request.identifier))) {
+    if (!config.project.loginIdKeys.has(KEY_OF_ATTRIBUTE[request.identifier])) {
       throw new ImportRequestError(
         400,
-        `/identifier: login id key ${identifierKey(request.identifier)} is not enabled`,
+        `/identifier: login id key ${KEY_OF_ATTRIBUTE[request.identifier]} is not enabled`,
       );
     }
     const options: ImportTaskOptions = { identifier: request.identifier, upsert: request.upsert ?? false };

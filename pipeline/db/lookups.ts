@@ -1,8 +1,9 @@
+import type { LoginIdAttribute } from '../identity/login-id-attributes.js';
 import type { Queryable } from './pool.js';
 import { USER_RECORD_COLUMNS, type UserRecord } from './user-records.js';
 
 /** A standard attribute that identities carry, and so can be looked up exactly. */
-export type LookupAttribute = 'email' | 'phone_number' | 'preferred_username';
+export type LookupAttribute = LoginIdAttribute;
 
 // Each statement is named, so Postgres plans it once per connection. The identity probe is a
 // single scan of one index of sql/002_identities.sql; the user's record is then read by key.

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { LoginIdKey } from '../config.js';
 import type { Queryable } from '../db/pool.js';
+import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import {
   type BatchPlan,
   type BatchState,
   type ImportOptions,
-  identifierKey,
   ownerKey,
   type PreparedRecord,
 } from './plan-batch.js';
-import { ATTRIBUTE_OF_KEY, claimKey, type UserState } from './user-state.js';
+import { claimKey, type UserState } from './user-state.js';
 
 interface LoadedUser {
   id: string;
@@ -56,7 +56,7 @@ export async function loadBatchState(
     [keys, values],
   );
   const matched = new Set<string>();
-  const idKey = identifierKey(options.identifier);
+  const idKey = KEY_OF_ATTRIBUTE[options.identifier];
   for (const row of ownerRows.rows) {
     owners.set(ownerKey(row.login_id_key, row.login_id), row.user_id);
     if (row.login_id_key === idKey) matched.add(row.user_id);

@@ -3,8 +3,9 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ImportIdentifier, ImportRecord } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError } from '../errors.js';
+import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { redactRecord } from './redact.js';
-import { ATTRIBUTE_OF_KEY, claimKey, cloneUserState, type UserState } from './user-state.js';
+import { claimKey, cloneUserState, type UserState } from './user-state.js';
 import type { RecordValidator, ValidRecord } from './validate-record.js';
 import { type ImportWarning, insertWarnings, SKIP_WARNING, updateWarnings } from './warnings.js';
 
@@ -42,12 +43,6 @@ export interface ImportOptions {
   readonly validate: RecordValidator;
 }
 
-const KEY_OF_IDENTIFIER: Record<ImportIdentifier, LoginIdKey> = {
-  email: 'email',
-  preferred_username: 'username',
-  phone_number: 'phone',
-};
-
 const STANDARD_MEMBERS = [
   'name',
   'given_name',
@@ -83,11 +78,6 @@ export function prepareBatch(
   return records.map(({ index, raw }) => ({ index, raw, checked: options.validate(raw) }));
 }
 
-/** The login id key a task's identifier stands for. */
-export function identifierKey(identifier: ImportIdentifier): LoginIdKey {
-  return KEY_OF_IDENTIFIER[identifier];
-}
-
 /**
  * Applies the records of a batch, in order, to the loaded state (spec 3.2): a later record sees the
  * effect of an earlier one; a record that fails leaves the state as it was. Pure: no I/O.
@@ -100,7 +90,7 @@ export function planBatch(
   const current = new Map<string, UserState>();
   const before = new Map<string, UserState | undefined>();
   const details: ImportDetail[] = [];
-  const identifierKey = KEY_OF_IDENTIFIER[options.identifier];
+  const identifierKey = KEY_OF_ATTRIBUTE[options.identifier];
 
   const userFor = (id: string): UserState | undefined => current.get(id) ?? state.users.get(id);
 

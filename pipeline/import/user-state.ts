@@ -38,13 +38,6 @@ export function claimKey(name: 'email' | 'phone_number', value: string): string 
   return `${name}\u0000${value}`;
 }
 
-/** The standard attribute that mirrors each login id key. */
-export const ATTRIBUTE_OF_KEY: Record<LoginIdKey, 'email' | 'preferred_username' | 'phone_number'> = {
-  email: 'email',
-  username: 'preferred_username',
-  phone: 'phone_number',
-};
-
 export function cloneUserState(state: UserState): UserState {
   return structuredClone(state);
 }

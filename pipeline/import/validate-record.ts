@@ -7,15 +7,9 @@ import {
 } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError } from '../errors.js';
+import { LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
 import { type Normalized, normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
 import { checkCustomAttribute } from './custom-attributes.js';
-
-/** The record members that are login ids, and their login id keys. */
-export const LOGIN_ID_MEMBERS = [
-  ['email', 'email'],
-  ['preferred_username', 'username'],
-  ['phone_number', 'phone'],
-] as const satisfies readonly (readonly [ImportIdentifier, LoginIdKey])[];
 
 /** A record that passed validation, with its login id values normalized (null: to delete). */
 export interface ValidRecord {
@@ -44,7 +38,7 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
     const record = raw;
     const causes: SchemaCause[] = [];
     const loginIds = new Map<LoginIdKey, { value: string; original: string } | null>();
-    for (const [member, key] of LOGIN_ID_MEMBERS) {
+    for (const [member, key] of LOGIN_ID_ATTRIBUTES) {
       const value = record[member];
       if (value === undefined) continue;
       if (value === null) {
