@@ -1,18 +1,6 @@
 import type { Middleware } from 'koa';
-import { ApiError, type ErrorName } from '../pipeline/errors.js';
+import { ApiError, envelopeError, STATUS_BY_NAME } from '../pipeline/errors.js';
 import type { Logger } from '../pipeline/log.js';
-
-/** HTTP status by error name (DECISIONS.md, Envelopes and errors). */
-export const STATUS_BY_NAME: Record<ErrorName, number> = {
-  Invalid: 400,
-  Unauthorized: 401,
-  Forbidden: 403,
-  NotFound: 404,
-  RequestEntityTooLarge: 413,
-  TooManyRequest: 429,
-  InternalError: 500,
-  ServiceUnavailable: 503,
-};
 
 /**
  * An import request error: spec 4.3/4.4 give it a body with one member `error`, a string, instead
@@ -30,15 +18,7 @@ export class ImportRequestError extends Error {
 
 /** The envelope body of an error: `{error: {name, reason, message, code, info?}}`. */
 export function envelope(err: ApiError): { error: Record<string, unknown> } {
-  return {
-    error: {
-      name: err.name,
-      reason: err.reason,
-      message: err.message,
-      code: STATUS_BY_NAME[err.name],
-      ...(err.info && Object.keys(err.info).length > 0 ? { info: err.info } : {}),
-    },
-  };
+  return { error: envelopeError(err) };
 }
 
 /**

@@ -13,6 +13,18 @@ export type ErrorName =
   | 'InternalError'
   | 'ServiceUnavailable';
 
+/** HTTP status by error name (DECISIONS.md, Envelopes and errors). */
+export const STATUS_BY_NAME: Readonly<Record<ErrorName, number>> = {
+  Invalid: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  RequestEntityTooLarge: 413,
+  TooManyRequest: 429,
+  InternalError: 500,
+  ServiceUnavailable: 503,
+};
+
 export class ApiError extends Error {
   override readonly name: ErrorName;
   readonly reason: string;
@@ -30,6 +42,22 @@ export class ApiError extends Error {
     this.reason = reason;
     this.info = info;
   }
+}
+
+/** The members of an error object: `{name, reason, message, info?}` (`info` omitted when empty). */
+export function errorFields(err: ApiError): Record<string, unknown> {
+  return {
+    name: err.name,
+    reason: err.reason,
+    message: err.message,
+    ...(err.info && Object.keys(err.info).length > 0 ? { info: err.info } : {}),
+  };
+}
+
+/** The error object of the envelope: the fields and the HTTP `code` of the error's name. */
+export function envelopeError(err: ApiError): Record<string, unknown> {
+  const { info, ...fields } = errorFields(err);
+  return { ...fields, code: STATUS_BY_NAME[err.name], ...(info ? { info } : {}) };
 }
 
 /** A configuration file or variable that does not pass its schema; the service refuses to start. */

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ImportIdentifier } from '../../schemas/index.js';
 import type { ServiceConfig } from '../config.js';
 import { isRetriable, type Pool } from '../db/pool.js';
+import { ApiError, envelopeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { applyBatch } from './apply-batch.js';
 import { batchRecords } from './batch-records.js';
@@ -52,12 +53,7 @@ export async function runImport(
               error = $2 WHERE id = $1 AND status = 'pending'`,
       [
         taskId,
-        {
-          name: 'InternalError',
-          reason: 'UnexpectedError',
-          message: 'the import could not finish',
-          code: 500,
-        },
+        envelopeError(new ApiError('InternalError', 'UnexpectedError', 'the import could not finish')),
       ],
     );
     return;

@@ -13,5 +13,10 @@ export function newTaskId(kind: TaskKind): string {
 
 /** Whether a string has the shape of a task id of this kind (before any database lookup). */
 export function isTaskId(kind: TaskKind, id: string): boolean {
-  return new RegExp(`^user${kind}_[A-Z2-7]{32}$`).test(id);
+  return TASK_ID[kind].test(id);
 }
+
+const TASK_ID: Readonly<Record<TaskKind, RegExp>> = {
+  import: /^userimport_[A-Z2-7]{32}$/,
+  export: /^userexport_[A-Z2-7]{32}$/,
+};
