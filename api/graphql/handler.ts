@@ -5,6 +5,7 @@ import type { ProjectConfig } from '../../pipeline/config.js';
 import type { Queryable } from '../../pipeline/db/pool.js';
 import { ApiError } from '../../pipeline/errors.js';
 import type { Logger } from '../../pipeline/log.js';
+import { compiledExecute } from './compiled-execute.js';
 import type { GraphQLContext } from './context.js';
 import { adminSchema } from './schema.js';
 
@@ -44,6 +45,7 @@ export function graphqlHandler(db: Queryable, project: ProjectConfig, log: Logge
       if (errors.length === 0) validated.add(document);
       return errors;
     },
+    execute: compiledExecute(),
     formatError: (err) => formatGraphQLError(err, log),
   });
 }
