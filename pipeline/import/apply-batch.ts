@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { Pool } from '../db/pool.js';
 import { sqlState, UNIQUE_VIOLATION } from '../db/pool.js';
-import { ApiError, errorFields } from '../errors.js';
+import { ApiError, envelopeError } from '../errors.js';
 import { loadBatchState, writeBatchPlan } from './batch-store.js';
 import type { IndexedRecord } from './parse-records.js';
 import { type ImportDetail, type ImportOptions, planBatch, prepareBatch } from './plan-batch.js';
@@ -42,7 +42,7 @@ async function applySingle(
       index: record.index,
       outcome: 'failed',
       record: redactRecord(record.raw),
-      errors: [errorFields(error)],
+      errors: [envelopeError(error)],
     };
     await inTransaction(pool, async (client) => {
       if ((await lockTask(client, taskId)) > record.index) return;

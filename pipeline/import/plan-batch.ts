@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { ImportIdentifier, ImportRecord } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
-import { ApiError, errorFields } from '../errors.js';
+import { ApiError, envelopeError } from '../errors.js';
 import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { redactRecord } from './redact.js';
 import { claimKey, cloneUserState, type UserState } from './user-state.js';
@@ -97,7 +97,7 @@ export function planBatch(
   for (const { index, raw, checked } of records) {
     const record = redactRecord(raw);
     if (!checked.ok) {
-      details.push({ index, outcome: 'failed', record, errors: [errorFields(checked.error)] });
+      details.push({ index, outcome: 'failed', record, errors: [envelopeError(checked.error)] });
       continue;
     }
     const valid = checked.valid;
@@ -116,7 +116,7 @@ export function planBatch(
     else applyUpdate(valid, working, options.project);
     const failure = checkKeys(valid.record, state) ?? claimLoginIds(working, existing, state.owners);
     if (failure) {
-      details.push({ index, outcome: 'failed', record, errors: [errorFields(failure)] });
+      details.push({ index, outcome: 'failed', record, errors: [envelopeError(failure)] });
       continue;
     }
     if (!before.has(working.id)) before.set(working.id, existing ? cloneUserState(existing) : undefined);

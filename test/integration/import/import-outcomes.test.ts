@@ -166,7 +166,7 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
       'inserted',
     ]);
     const error = (i: number) => details[i]?.errors?.[0] as Record<string, unknown>;
-    expect(error(1)).to.deep.include({ name: 'Invalid', reason: 'ValidationFailed' });
+    expect(error(1)).to.deep.include({ name: 'Invalid', reason: 'ValidationFailed', code: 400 });
     expect((error(1).info as { causes: unknown[] }).causes).to.deep.equal([
       { location: '/email', kind: 'format', details: { message: 'invalid email address' } },
     ]);
@@ -183,6 +183,7 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
       name: 'NotFound',
       reason: 'RoleUnknownKeys',
       message: 'unknown role keys',
+      code: 404,
       info: { keys: ['nope'] },
     });
     expect(error(6)).to.deep.include({
@@ -210,7 +211,7 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
     });
     const detail = (status.details as { outcome: string; errors: Record<string, unknown>[] }[])[0];
     expect(detail?.outcome).to.equal('failed');
-    expect(detail?.errors[0]).to.deep.include({ name: 'Invalid', reason: 'DuplicatedIdentity' });
+    expect(detail?.errors[0]).to.deep.include({ name: 'Invalid', reason: 'DuplicatedIdentity', code: 400 });
     const { rows } = await service
       .db()
       .query(`SELECT 1 FROM identities WHERE login_id = 'other@example.com'`);
