@@ -35,8 +35,10 @@ migrate: install
 services: install
 	scripts/services/postgres.sh start
 	scripts/services/kafka.sh start
+	scripts/services/azurite.sh start
 
 services-stop:
+	scripts/services/azurite.sh stop
 	scripts/services/kafka.sh stop
 	scripts/services/postgres.sh stop
 
@@ -47,11 +49,13 @@ lint: install
 	npx biome check .
 
 test: install services typecheck lint
-	TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" npx mocha
+	TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
+	  TEST_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" npx mocha
 
 bench: install services
 	scripts/bench/ensure-wrk.sh
-	BENCH_DATABASE_URL="$(BENCH_PG_URL)" BENCH_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" npx tsx scripts/bench/run.ts
+	BENCH_DATABASE_URL="$(BENCH_PG_URL)" BENCH_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
+	  BENCH_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" npx tsx scripts/bench/run.ts
 
 clean: services-stop
 	rm -rf .services .bench

@@ -49,8 +49,26 @@ export interface ServiceConfig {
   readonly importBatchSize: number;
   /** Tasks of one kind that a worker process runs at once. */
   readonly workerConcurrency: number;
+  readonly export: ExportConfig;
   readonly project: ProjectConfig;
 }
+
+/** Where export files go, and the limits of spec 8 around them. */
+export interface ExportConfig {
+  /** False: both export endpoints answer UserExportDisabled. */
+  readonly enabled: boolean;
+  /** Absent: the embedded default starts Azurite; a configured DATABASE_URL means export is off. */
+  readonly blobStorage: BlobStorageConfig | undefined;
+  readonly container: string;
+  readonly embeddedAzuritePort: number;
+  readonly downloadUrlSeconds: number;
+  readonly maxConcurrent: number;
+  readonly rateLimit: { readonly count: number; readonly periodSeconds: number };
+}
+
+export type BlobStorageConfig =
+  | { readonly connectionString: string }
+  | { readonly accountName: string; readonly accountKey: string };
 
 /** The environment variables read, each mapped to its key in the configuration schema. */
 const ENV_KEYS = {
@@ -67,6 +85,16 @@ const ENV_KEYS = {
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
   IMPORT_BATCH_SIZE: 'import_batch_size',
   WORKER_CONCURRENCY: 'worker_concurrency',
+  EXPORT_ENABLED: 'export_enabled',
+  AZURE_STORAGE_CONNECTION_STRING: 'azure_storage_connection_string',
+  AZURE_STORAGE_ACCOUNT_NAME: 'azure_storage_account_name',
+  AZURE_STORAGE_ACCOUNT_KEY: 'azure_storage_account_key',
+  AZURE_STORAGE_CONTAINER: 'azure_storage_container',
+  EMBEDDED_AZURITE_PORT: 'embedded_azurite_port',
+  EXPORT_DOWNLOAD_URL_SECONDS: 'export_download_url_seconds',
+  EXPORT_MAX_CONCURRENT: 'export_max_concurrent',
+  EXPORT_RATE_LIMIT: 'export_rate_limit',
+  EXPORT_RATE_LIMIT_PERIOD_SECONDS: 'export_rate_limit_period_seconds',
 } as const;
 
 /** Reads the configuration from the environment and the project file named by PROJECT_CONFIG. */
@@ -113,8 +141,25 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     taskRetentionSeconds: doc.task_retention_seconds,
     importBatchSize: doc.import_batch_size,
     workerConcurrency: doc.worker_concurrency,
+    export: {
+      enabled: doc.export_enabled,
+      blobStorage: blobStorage(doc),
+      container: doc.azure_storage_container,
+      embeddedAzuritePort: doc.embedded_azurite_port,
+      downloadUrlSeconds: doc.export_download_url_seconds,
+      maxConcurrent: doc.export_max_concurrent,
+      rateLimit: { count: doc.export_rate_limit, periodSeconds: doc.export_rate_limit_period_seconds },
+    },
     project: toProjectConfig(doc.project, doc.port),
   };
+}
+
+function blobStorage(doc: ConfigDocument): BlobStorageConfig | undefined {
+  if (doc.azure_storage_connection_string) return { connectionString: doc.azure_storage_connection_string };
+  if (doc.azure_storage_account_name && doc.azure_storage_account_key) {
+    return { accountName: doc.azure_storage_account_name, accountKey: doc.azure_storage_account_key };
+  }
+  return undefined;
 }
 
 function toProjectConfig(p: ProjectConfigDocument, port: number): ProjectConfig {

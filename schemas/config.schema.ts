@@ -15,6 +15,10 @@ export const configSchema = {
     'kafka_topic_prefix',
     'project',
   ],
+  dependentRequired: {
+    azure_storage_account_name: ['azure_storage_account_key'],
+    azure_storage_account_key: ['azure_storage_account_name'],
+  },
   properties: {
     port: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     database_url: { type: 'string', minLength: 1 },
@@ -32,6 +36,25 @@ export const configSchema = {
     import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 2000 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 2 },
+    // Export: switched off here, or when no blob storage is configured (and none is embedded).
+    export_enabled: { type: 'boolean', default: true },
+    // Azure Blob Storage: a connection string with an AccountKey (SAS URLs are signed with it)...
+    azure_storage_connection_string: { type: 'string', pattern: 'AccountKey=' },
+    // ...or an account name and key (endpoint https://<name>.blob.core.windows.net).
+    azure_storage_account_name: { type: 'string', pattern: '^[a-z0-9]{3,24}$' },
+    azure_storage_account_key: { type: 'string', minLength: 1 },
+    azure_storage_container: {
+      type: 'string',
+      pattern: '^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}$',
+      default: 'user-exports',
+    },
+    // Port of the Azurite the embedded default starts (only without DATABASE_URL and blob settings).
+    embedded_azurite_port: { type: 'integer', minimum: 1, maximum: 65535, default: 10000 },
+    export_download_url_seconds: { type: 'integer', minimum: 1, maximum: 86400, default: 60 },
+    export_max_concurrent: { type: 'integer', minimum: 1, maximum: 100, default: 1 },
+    // The UserExport token bucket: this many exports per period, refilled evenly.
+    export_rate_limit: { type: 'integer', minimum: 1, default: 24 },
+    export_rate_limit_period_seconds: { type: 'integer', minimum: 1, default: 86400 },
     project: { $ref: 'config#/$defs/project' },
   },
   $defs: {

@@ -1,17 +1,20 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import { configSchema } from './config.schema.js';
+import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema } from './import-record.schema.js';
 import { importRequestSchema } from './import-request.schema.js';
 import { taskMessageSchema } from './task-message.schema.js';
 
-export { configSchema, importRecordSchema, importRequestSchema, taskMessageSchema };
+export { configSchema, exportRequestSchema, importRecordSchema, importRequestSchema, taskMessageSchema };
 
 /** The validated configuration, as the schema describes it after defaults are applied. */
 export type ConfigDocument = FromSchema<typeof configSchema, { references: [typeof configSchema] }>;
 export type ProjectConfigDocument = ConfigDocument['project'];
 export type TaskMessage = FromSchema<typeof taskMessageSchema>;
 export type TaskKind = TaskMessage['kind'];
+export type ExportRequest = FromSchema<typeof exportRequestSchema>;
+export type ExportFormat = ExportRequest['format'];
 export type ImportRequest = FromSchema<typeof importRequestSchema>;
 export type ImportIdentifier = ImportRequest['identifier'];
 /** An import record that passed its schema. */
@@ -43,6 +46,9 @@ const contractAjv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes
 
 /** Validates a message read from the task bus. */
 export const validateTaskMessage = contractAjv.compile<TaskMessage>(taskMessageSchema);
+
+/** Validates an export request (its causes are reported as Invalid/ValidationFailed). */
+export const validateExportRequest = contractAjv.compile<ExportRequest>(exportRequestSchema);
 
 /** Validates the shape of an import request (and fills `upsert: false`). */
 export const validateImportRequest = new Ajv2020({

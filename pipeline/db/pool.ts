@@ -4,6 +4,7 @@ import pg from 'pg';
 export type Queryable = Pick<pg.Pool, 'query'>;
 
 export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
 
 /** Options of a pool; `schema` puts every connection's search_path in one schema (tests use one each). */
 export interface PoolOptions {

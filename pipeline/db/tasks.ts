@@ -13,15 +13,23 @@ export interface TaskRow {
   readonly progress_processed: number;
   readonly progress_total: number;
   readonly summary: Record<string, number> | null;
+  /** Export: the blob holding the file, once completed. */
+  readonly file_name: string | null;
 }
 
 const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, error,
-  progress_processed, progress_total, summary`;
+  progress_processed, progress_total, summary, file_name`;
 
 /** Records a new pending task with its stored input. */
 export async function insertTask(
   db: Queryable,
-  task: { id: string; kind: TaskKind; input: string; options: Record<string, unknown>; total: number },
+  task: {
+    id: string;
+    kind: TaskKind;
+    input: string | null;
+    options: Record<string, unknown>;
+    total: number;
+  },
 ): Promise<TaskRow> {
   const { rows } = await db.query<TaskRow>(
     `INSERT INTO tasks (id, kind, input, options, progress_total) VALUES ($1, $2, $3, $4, $5) RETURNING ${TASK_COLUMNS}`,
@@ -46,14 +54,26 @@ export async function findTask(
   return rows[0];
 }
 
-/** Deletes completed tasks past retention, with their details and stored input; returns their ids. */
-export async function deleteExpiredTasks(db: Queryable, retentionSeconds: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `DELETE FROM tasks WHERE status = 'completed' AND completed_at <= clock_timestamp() - make_interval(secs => $1)
-     RETURNING id`,
+/** A completed task past retention: its id and, for an export, the blob of its file. */
+export interface ExpiredTask {
+  readonly id: string;
+  readonly file_name: string | null;
+}
+
+/** Completed tasks past retention, oldest first. */
+export async function findExpiredTasks(db: Queryable, retentionSeconds: number): Promise<ExpiredTask[]> {
+  const { rows } = await db.query<ExpiredTask>(
+    `SELECT id, file_name FROM tasks
+      WHERE status = 'completed' AND completed_at <= clock_timestamp() - make_interval(secs => $1)
+      ORDER BY completed_at LIMIT 1000`,
     [retentionSeconds],
   );
-  return rows.map((r) => r.id);
+  return rows;
+}
+
+/** Deletes tasks with their details and stored input. */
+export async function deleteTasks(db: Queryable, ids: readonly string[]): Promise<void> {
+  await db.query('DELETE FROM tasks WHERE id = ANY($1)', [ids]);
 }
 
 /** Removes a task that could not be announced on the bus, so it never lingers as pending. */

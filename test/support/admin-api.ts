@@ -1,6 +1,7 @@
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { inject, type Response } from 'light-my-request';
 import { createApp } from '../../api/app.js';
+import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import type { TaskBus } from '../../pipeline/bus/bus.js';
 import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
 import { configFromDocument, type ServiceConfig } from '../../pipeline/config.js';
@@ -79,6 +80,7 @@ export function adminClient(
   db: () => Pool,
   keys: TestKeys,
   bus?: () => TaskBus,
+  blobs?: () => BlobStorage | undefined,
 ): AdminClient {
   let callback: ReturnType<ReturnType<typeof createApp>['callback']> | undefined;
   const handler = () => {
@@ -86,6 +88,7 @@ export function adminClient(
       config,
       db: db(),
       bus: bus ? bus() : postgresQueueBus(db(), createLogger('silent')),
+      blobs: blobs?.(),
       adminJwks: { keys: [keys.publicJwk] },
       log: createLogger('silent'),
     }).callback();

@@ -59,7 +59,7 @@ export function useImportService(
     });
     const used =
       transport === 'kafka' ? kafkaBus(config.kafkaBrokers, prefix, log) : postgresQueueBus(db(), log);
-    workers = await startWorkers(config, db(), used, log);
+    workers = await startWorkers(config, db(), used, undefined, log);
     client = adminClient(config, db, keys, () => used);
   });
   after(async () => {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import { deleteExpiredTasks } from '../../../pipeline/db/tasks.js';
+import { createLogger } from '../../../pipeline/log.js';
+import { sweepExpiredTasks } from '../../../pipeline/retention.js';
 import { adminToken } from '../../support/admin-api.js';
 import { HTTPS, useImportService } from '../../support/imports.js';
 
@@ -113,7 +114,7 @@ describe('import requests (POST and GET /_api/admin/users/import)', function () 
     const gone = await service.status(done.id as string);
     expect(gone.statusCode).to.equal(404);
     // The sweeper deletes the row, its details and its stored input.
-    await deleteExpiredTasks(service.db(), 2);
+    await sweepExpiredTasks(service.db(), undefined, 2, createLogger('silent'));
     const { rows } = await service.db().query(
       `SELECT (SELECT count(*) FROM tasks WHERE id = $1)::int AS tasks,
               (SELECT count(*) FROM import_details WHERE task_id = $1)::int AS details`,

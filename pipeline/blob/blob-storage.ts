@@ -1,0 +1,89 @@
+import type { Readable } from 'node:stream';
+import {
+  BlobSASPermissions,
+  BlobServiceClient,
+  type ContainerClient,
+  generateBlobSASQueryParameters,
+  StorageSharedKeyCredential,
+} from '@azure/storage-blob';
+import type { BlobStorageConfig } from '../config.js';
+
+/** Blocks staged per request while uploading, and how many are in flight at once. */
+const UPLOAD_BLOCK_BYTES = 4 * 1024 * 1024;
+const UPLOAD_CONCURRENCY = 2;
+
+/** How a stored file is served to whoever holds its signed URL. */
+export interface BlobHeaders {
+  readonly contentType: string;
+  readonly contentDisposition: string;
+}
+
+/**
+ * The export files' container in Azure Blob Storage (or Azurite): streamed uploads, read-only
+ * signed URLs for one blob, deletion. Nothing here touches the local disk.
+ */
+export class BlobStorage {
+  private constructor(
+    private readonly container: ContainerClient,
+    private readonly credential: StorageSharedKeyCredential,
+  ) {}
+
+  /** Connects and makes sure the (private) container exists. */
+  static async open(config: BlobStorageConfig, containerName: string): Promise<BlobStorage> {
+    const service =
+      'connectionString' in config
+        ? BlobServiceClient.fromConnectionString(config.connectionString)
+        : new BlobServiceClient(
+            `https://${config.accountName}.blob.core.windows.net`,
+            new StorageSharedKeyCredential(config.accountName, config.accountKey),
+          );
+    if (!(service.credential instanceof StorageSharedKeyCredential)) {
+      throw new Error('blob storage needs an account key to sign download URLs');
+    }
+    const container = service.getContainerClient(containerName);
+    await container.createIfNotExists();
+    return new BlobStorage(container, service.credential);
+  }
+
+  /**
+   * Streams `source` into a block blob: blocks are staged as they fill and the blob appears only
+   * when the block list is committed at the end, so an upload cut short leaves no partial file.
+   */
+  async upload(name: string, source: Readable, headers: BlobHeaders): Promise<void> {
+    await this.container
+      .getBlockBlobClient(name)
+      .uploadStream(source, UPLOAD_BLOCK_BYTES, UPLOAD_CONCURRENCY, {
+        blobHTTPHeaders: {
+          blobContentType: headers.contentType,
+          blobContentDisposition: headers.contentDisposition,
+        },
+      });
+  }
+
+  /** A URL that can read this one blob, and nothing else, for `seconds` from now. */
+  readUrl(name: string, seconds: number): string {
+    const blob = this.container.getBlobClient(name);
+    const sas = generateBlobSASQueryParameters(
+      {
+        containerName: this.container.containerName,
+        blobName: name,
+        permissions: BlobSASPermissions.parse('r'),
+        expiresOn: new Date(Date.now() + seconds * 1000),
+      },
+      this.credential,
+    );
+    return `${blob.url}?${sas.toString()}`;
+  }
+
+  /** Deletes the blob if it exists. */
+  async delete(name: string): Promise<void> {
+    await this.container.getBlobClient(name).deleteIfExists();
+  }
+
+  /** Names of the committed blobs whose name starts with `prefix`. */
+  async list(prefix = ''): Promise<string[]> {
+    const names: string[] = [];
+    for await (const blob of this.container.listBlobsFlat({ prefix })) names.push(blob.name);
+    return names;
+  }
+}

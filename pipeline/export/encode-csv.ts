@@ -1,0 +1,50 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import { type Options, stringify } from 'csv-stringify/sync';
+
+/**
+ * Cells as DECISIONS.md encodes them: strings as is, numbers in plain decimal, booleans
+ * `true`/`false`, missing or null empty, arrays and objects (empty ones too) as compact JSON;
+ * RFC 4180 quoting (a carriage return is quoted too), `\n` line ends.
+ */
+const CSV_OPTIONS: Options = {
+  record_delimiter: '\n',
+  quoted_match: /\r/,
+  cast: {
+    boolean: (value) => (value ? 'true' : 'false'),
+    number: plainDecimal,
+    object: (value) => JSON.stringify(value),
+  },
+};
+
+/** A number in plain decimal, never with an exponent: 1e21 -> "1000000000000000000000", 1.5e-7 -> "0.00000015". */
+export function plainDecimal(value: number): string {
+  const text = String(value);
+  if (!text.includes('e')) return text;
+  const [mantissa = '', exponent = '0'] = text.split('e');
+  const sign = mantissa.startsWith('-') ? '-' : '';
+  const [whole = '', fraction = ''] = mantissa.replace('-', '').split('.');
+  const digits = whole + fraction;
+  const point = whole.length + Number(exponent);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/** Rows (in arrays) -> CSV text, starting with the header row, which is written even for 0 users. */
+export function encodeCsv(header: readonly string[]): Transform {
+  let headerWritten = false;
+  const withHeader = (rows: unknown[][]) => {
+    if (headerWritten) return rows;
+    headerWritten = true;
+    return [header, ...rows];
+  };
+  return new Transform({
+    writableObjectMode: true,
+    transform(rows: unknown[][], _enc, done: TransformCallback) {
+      done(null, stringify(withHeader(rows), CSV_OPTIONS));
+    },
+    flush(done: TransformCallback) {
+      done(null, headerWritten ? undefined : stringify([header], CSV_OPTIONS));
+    },
+  });
+}

@@ -1,0 +1,14 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import type { UserExportRecord } from './user-records.js';
+
+/** Records (in arrays) -> ndjson: one compact JSON object per user and line. */
+export function encodeNdjson(): Transform {
+  return new Transform({
+    writableObjectMode: true,
+    transform(records: UserExportRecord[], _enc, done: TransformCallback) {
+      let text = '';
+      for (const record of records) text += `${JSON.stringify(record)}\n`;
+      done(null, text);
+    },
+  });
+}

@@ -1,0 +1,17 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import { compilePointer, type ExportField } from './pointers.js';
+import type { UserExportRecord } from './user-records.js';
+
+/** Records (in arrays) -> rows of cells, one per field, in field order. */
+export function projectPointers(fields: readonly ExportField[]): Transform {
+  const readers = fields.map((f) => compilePointer(f.pointer));
+  return new Transform({
+    objectMode: true,
+    transform(records: UserExportRecord[], _enc, done: TransformCallback) {
+      done(
+        null,
+        records.map((record) => readers.map((read) => read(record))),
+      );
+    },
+  });
+}
