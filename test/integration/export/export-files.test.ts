@@ -8,7 +8,6 @@ const CUSTOM_ATTRIBUTES = [
   { name: 'score', type: 'number' },
   { name: 'vip', type: 'boolean' },
 ];
-const ORIGIN = 'https://admin.test.example';
 const TOTP = 'JBSWY3DPEHPK3PXP';
 
 /** RFC 4180 quoting of one cell, for writing the expected files by hand. */
