@@ -1,0 +1,130 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
+import type { TaskBus } from '../../../pipeline/bus/bus.js';
+import { kafkaBus } from '../../../pipeline/bus/kafka.js';
+import { createLogger } from '../../../pipeline/log.js';
+import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
+import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
+import { download, testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
+import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+
+const USERS = 60_000;
+
+/**
+ * A worker killed with SIGKILL in the middle of an export leaves no file: the blob's blocks were
+ * staged but never committed. The next worker writes the whole file, then completes the task.
+ */
+describe('export worker killed mid-export (kafka)', function () {
+  this.timeout(120_000);
+  const db = useTestSchema();
+  const prefix = uniqueTopicPrefix();
+  const container = uniqueContainer();
+  const workers: ChildProcess[] = [];
+  let bus: TaskBus | undefined;
+
+  after(async () => {
+    for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+    await bus?.close();
+  });
+
+  function startWorker(): ChildProcess {
+    const url = new URL(testDatabaseUrl());
+    url.searchParams.set('options', `-c search_path=${db.schema}`);
+    const worker = spawn(process.execPath, ['--import', 'tsx', 'pipeline/main.ts'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: url.toString(),
+        AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
+        AZURE_STORAGE_CONTAINER: container,
+        KAFKA_BROKERS: testKafkaBrokers().join(','),
+        KAFKA_TOPIC_PREFIX: prefix,
+        KAFKA_SESSION_TIMEOUT_MS: '6000',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    workers.push(worker);
+    return worker;
+  }
+
+  async function task(id: string): Promise<{ processed: number; status: string }> {
+    const { rows } = await db().query<{ progress_processed: number; status: string }>(
+      'SELECT progress_processed, status FROM tasks WHERE id = $1',
+      [id],
+    );
+    return { processed: rows[0]?.progress_processed ?? 0, status: rows[0]?.status ?? 'missing' };
+  }
+
+  it('leaves no half file, and the next worker writes it whole', async () => {
+    await db().query(
+      `INSERT INTO users (id, created_at, standard_attributes)
+       SELECT gen_random_uuid(), timestamptz '2026-01-01' + n * interval '1 ms',
+              jsonb_build_object('email', 'user' || n || '@example.com')
+         FROM generate_series(1, $1) n`,
+      [USERS],
+    );
+    const keys = await makeTestKeys();
+    const config = testConfig(
+      keys,
+      {},
+      {
+        azure_storage_connection_string: testBlobConnectionString(),
+        azure_storage_container: container,
+      },
+    );
+    const blobs = await BlobStorage.open({ connectionString: testBlobConnectionString() }, container);
+    const log = createLogger('silent');
+    const used = kafkaBus(testKafkaBrokers(), prefix, log);
+    bus = used;
+    const client = adminClient(
+      config,
+      db,
+      keys,
+      () => used,
+      () => blobs,
+    );
+    const token = await adminToken(keys);
+    const res = await client.request({
+      method: 'POST',
+      url: '/_api/admin/users/export',
+      token,
+      body: { format: 'csv', csv: { fields: [{ pointer: '/email' }] } },
+    });
+    expect(res.statusCode, res.body).to.equal(200);
+    const { id } = JSON.parse(res.body) as { id: string };
+
+    const first = startWorker();
+    let seen = { processed: 0, status: 'pending' };
+    for (let i = 0; i < 3000 && seen.processed === 0; i++) {
+      await sleep(10);
+      seen = await task(id);
+    }
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    const atKill = await task(id);
+    expect(atKill.processed, 'the worker was killed while writing').to.be.within(1, USERS - 1);
+    expect(atKill.status, 'and before the end').to.equal('pending');
+    expect(await blobs.list(), 'no file is visible').to.deep.equal([]);
+
+    const second = startWorker();
+    let end = atKill;
+    for (let i = 0; i < 2000 && end.status !== 'completed'; i++) {
+      await sleep(50);
+      end = await task(id);
+    }
+    second.kill('SIGTERM');
+    expect(end).to.deep.equal({ processed: USERS, status: 'completed' });
+    expect(await blobs.list()).to.have.length(1);
+
+    const status = await client.request({ method: 'GET', url: `/_api/admin/users/export/${id}`, token });
+    const file = await download((JSON.parse(status.body) as { download_url: string }).download_url);
+    const lines = file.text.split('\n');
+    expect(lines).to.have.length(USERS + 2); // header, one line per user, and the final line end
+    expect(lines[0]).to.equal('email');
+    expect(lines[1]).to.equal('user1@example.com');
+    expect(lines[USERS]).to.equal(`user${USERS}@example.com`);
+    expect(lines[USERS + 1]).to.equal('');
+  });
+});
