@@ -5,6 +5,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 /** A service process started for a benchmark, stopped with SIGTERM. */
 export interface BenchProcess {
+  readonly pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -24,6 +25,7 @@ export async function startProcess(
     child.on('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
   });
   return {
+    pid: child.pid,
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.on('exit', resolve));

@@ -1,15 +1,20 @@
 // `make bench`: generates the data, measures every performance goal of the issues, prints the table
 // and writes .bench/results.json. Each row is compared with a baseline measured in the same run.
 import { benchUsers } from './bench-schema.js';
+import { benchExports } from './exports.js';
 import { benchImport } from './imports.js';
 import { benchLookups } from './lookups.js';
 import { report } from './report.js';
 
 const url = process.env.BENCH_DATABASE_URL;
 const brokers = process.env.BENCH_KAFKA_BROKERS;
-if (!url || !brokers)
-  throw new Error('BENCH_DATABASE_URL or BENCH_KAFKA_BROKERS is not set: run `make bench`');
-const only = process.env.BENCH_ONLY; // "lookups" or "import": one section, for development
+const blobs = process.env.BENCH_AZURE_STORAGE_CONNECTION_STRING;
+if (!url || !brokers || !blobs)
+  throw new Error(
+    'BENCH_DATABASE_URL, BENCH_KAFKA_BROKERS or BENCH_AZURE_STORAGE_CONNECTION_STRING is not set: run `make bench`',
+  );
+// "lookups", "export" or "import": one section, for development.
+const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -17,10 +22,11 @@ const rows = [];
 if (only !== 'import') {
   const db = await benchUsers(url, users, log);
   try {
-    rows.push(...(await benchLookups(db, url, users, log)));
+    if (only !== 'export') rows.push(...(await benchLookups(db, url, users, log)));
+    if (only !== 'lookups') rows.push(...(await benchExports(db, url, brokers, blobs, users, log)));
   } finally {
     await db.end();
   }
 }
-if (only !== 'lookups') rows.push(...(await benchImport(url, brokers, log)));
+if (only !== 'lookups' && only !== 'export') rows.push(...(await benchImport(url, brokers, log)));
 report(rows);
