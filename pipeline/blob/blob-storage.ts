@@ -9,7 +9,7 @@ import {
 import type { BlobStorageConfig } from '../config.js';
 
 /** Blocks staged per request while uploading, and how many are in flight at once. */
-const UPLOAD_BLOCK_BYTES = 4 * 1024 * 1024;
+const UPLOAD_BLOCK_BYTES = 2 * 1024 * 1024;
 const UPLOAD_CONCURRENCY = 2;
 
 /** How a stored file is served to whoever holds its signed URL. */

@@ -9,14 +9,19 @@ export interface BenchProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `node --import tsx <entry>` and resolves once it prints `ready` on stdout. */
+/**
+ * Starts the compiled form of a service entry point (`api/main.ts` runs `dist/api/main.js`, as
+ * `make api` and `make pipeline` do; `make bench` builds first) and resolves once it prints
+ * `ready` on stdout.
+ */
 export async function startProcess(
   entry: string,
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: string,
 ): Promise<BenchProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const compiled = path.join('dist', entry.replace(/\.ts$/, '.js'));
+  const child: ChildProcess = spawn(process.execPath, [compiled, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
