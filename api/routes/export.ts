@@ -13,6 +13,7 @@ import type { ExportTaskOptions } from '../../pipeline/export/run-export.js';
 import type { Logger } from '../../pipeline/log.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
+import { taskStatus } from './task-status.js';
 
 /** What the export routes stand on. */
 export interface ExportRouteDependencies {
@@ -95,20 +96,9 @@ export function exportRoutes({ config, pool, bus, blobs, log, admin }: ExportRou
   return router;
 }
 
-/** The export task as spec 2.1 shows it, with the members of DECISIONS.md and a fresh URL. */
+/** The export task as spec 2.1 shows it, with a fresh signed URL once its file is written. */
 function exportStatus(task: TaskRow, blobs: BlobStorage, urlSeconds: number): Record<string, unknown> {
-  const status: Record<string, unknown> = {
-    id: task.id,
-    created_at: task.created_at.toISOString(),
-    status: task.status,
-  };
-  if (task.status === 'pending') {
-    status.progress = { processed: task.progress_processed, total: task.progress_total };
-    return status;
-  }
-  if (task.completed_at) status.completed_at = task.completed_at.toISOString();
+  const status = taskStatus(task);
   if (task.file_name) status.download_url = blobs.readUrl(task.file_name, urlSeconds);
-  if (task.failed_at) status.failed_at = task.failed_at.toISOString();
-  if (task.error) status.error = task.error;
   return status;
 }

@@ -13,6 +13,7 @@ import { validateImportRequest } from '../../schemas/index.js';
 import { ImportRequestError } from '../errors.js';
 import { importBody } from './import-body.js';
 import { requireHttps } from './require-https.js';
+import { taskStatus } from './task-status.js';
 
 /** What the import routes stand on. */
 export interface ImportRouteDependencies {
@@ -73,18 +74,8 @@ export function importRoutes({ config, pool, bus, log, admin }: ImportRouteDepen
 
 /** The import task as spec 2.3 shows it, with the members of DECISIONS.md. */
 async function importStatus(pool: Pool, task: TaskRow): Promise<Record<string, unknown>> {
-  const status: Record<string, unknown> = {
-    id: task.id,
-    created_at: task.created_at.toISOString(),
-    status: task.status,
-  };
-  if (task.status === 'pending') {
-    status.progress = { processed: task.progress_processed, total: task.progress_total };
-    return status;
-  }
-  if (task.completed_at) status.completed_at = task.completed_at.toISOString();
-  if (task.failed_at) status.failed_at = task.failed_at.toISOString();
-  if (task.error) status.error = task.error;
+  const status = taskStatus(task);
+  if (task.status === 'pending') return status;
   if (task.summary) status.summary = task.summary;
   const { rows } = await pool.query<DetailRow>(
     `SELECT index, record, outcome, user_id, warnings, errors FROM import_details WHERE task_id = $1 ORDER BY index`,

@@ -2,6 +2,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
+import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 
 /** The standard attributes of an exported user, in the order of the spec's pointer table. */
 const STANDARD_ATTRIBUTES = [
@@ -10,19 +11,7 @@ const STANDARD_ATTRIBUTES = [
   'phone_number',
   'email_verified',
   'phone_number_verified',
-  'name',
-  'given_name',
-  'family_name',
-  'middle_name',
-  'nickname',
-  'profile',
-  'picture',
-  'website',
-  'gender',
-  'birthdate',
-  'zoneinfo',
-  'locale',
-  'address',
+  ...PROFILE_ATTRIBUTES,
 ] as const;
 
 const VERIFIED = { email_verified: 'email', phone_number_verified: 'phone_number' } as const;

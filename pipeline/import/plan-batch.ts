@@ -4,6 +4,7 @@ import type { ImportIdentifier, ImportRecord } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError, envelopeError } from '../errors.js';
 import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
+import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 import { redactRecord } from './redact.js';
 import { claimKey, cloneUserState, type UserState } from './user-state.js';
 import type { RecordValidator, ValidRecord } from './validate-record.js';
@@ -43,21 +44,7 @@ export interface ImportOptions {
   readonly validate: RecordValidator;
 }
 
-const STANDARD_MEMBERS = [
-  'name',
-  'given_name',
-  'family_name',
-  'middle_name',
-  'nickname',
-  'profile',
-  'picture',
-  'website',
-  'gender',
-  'birthdate',
-  'zoneinfo',
-  'locale',
-  'address',
-] as const;
+const STANDARD_MEMBERS = PROFILE_ATTRIBUTES;
 
 export function ownerKey(key: LoginIdKey, value: string): string {
   return `${key}\u0000${value}`;

@@ -1,0 +1,22 @@
+import type { TaskRow } from '../../pipeline/db/tasks.js';
+
+/**
+ * The members every task status shows (spec 2.1, 2.3 and DECISIONS.md): id, created_at, status;
+ * `progress` while pending; then `completed_at`, and `failed_at` with `error` when the task could
+ * not finish. Absent values are omitted, never null. Each kind adds its own results.
+ */
+export function taskStatus(task: TaskRow): Record<string, unknown> {
+  const status: Record<string, unknown> = {
+    id: task.id,
+    created_at: task.created_at.toISOString(),
+    status: task.status,
+  };
+  if (task.status === 'pending') {
+    status.progress = { processed: task.progress_processed, total: task.progress_total };
+    return status;
+  }
+  if (task.completed_at) status.completed_at = task.completed_at.toISOString();
+  if (task.failed_at) status.failed_at = task.failed_at.toISOString();
+  if (task.error) status.error = task.error;
+  return status;
+}
