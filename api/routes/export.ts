@@ -6,13 +6,14 @@ import type { TaskBus } from '../../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
 import { admitExport, RateLimitedError } from '../../pipeline/db/export-tasks.js';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { deleteTask, findTask, type TaskRow } from '../../pipeline/db/tasks.js';
+import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
 import type { ExportTaskOptions } from '../../pipeline/export/run-export.js';
 import type { Logger } from '../../pipeline/log.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
+import { createdTask, publishTask } from './publish-task.js';
 import { taskStatus } from './task-status.js';
 
 /** What the export routes stand on. */
@@ -39,12 +40,14 @@ const parseJson = koaBody({
 /** POST /_api/admin/users/export and GET /_api/admin/users/export/:id (spec 4.1, 4.2). */
 export function exportRoutes({ config, pool, bus, blobs, log, admin }: ExportRouteDependencies): Router {
   const router = new Router();
-  const enabled: Middleware = async (_ctx, next) => {
+  /** The files' storage; both endpoints answer UserExportDisabled without one (spec 7). */
+  const storage = (): BlobStorage => {
     if (!blobs) throw new ApiError('InternalError', 'UserExportDisabled', 'user export is disabled');
-    await next();
+    return blobs;
   };
 
-  router.post('/_api/admin/users/export', ...admin, enabled, async (ctx) => {
+  router.post('/_api/admin/users/export', ...admin, async (ctx) => {
+    storage();
     if (!ctx.is('application/json')) {
       throw new ApiError('Invalid', 'BadRequest', 'Content-Type must be application/json');
     }
@@ -55,8 +58,12 @@ export function exportRoutes({ config, pool, bus, blobs, log, admin }: ExportRou
         causes: schemaCauses(validateExportRequest),
       });
     }
-    const fields = exportFields(request.csv?.fields, config.project.customAttributes.keys());
-    const names = request.format === 'csv' ? nonUniqueFieldNames(fields) : undefined;
+    // ndjson files hold whole records: columns exist only for CSV.
+    const fields =
+      request.format === 'csv'
+        ? exportFields(request.csv?.fields, config.project.customAttributes.keys())
+        : [];
+    const names = nonUniqueFieldNames(fields);
     if (names) {
       throw new ApiError('Invalid', 'UserExportNonUniqueFieldNames', 'field names are not unique', {
         field_names: names,
@@ -65,32 +72,29 @@ export function exportRoutes({ config, pool, bus, blobs, log, admin }: ExportRou
     const options: ExportTaskOptions = { format: request.format, fields };
     let task: TaskRow;
     try {
-      task = await admitExport(pool, config.export, { id: newTaskId('export'), options });
+      task = await admitExport(pool, config.export, { id: newTaskId('export'), options: { ...options } });
     } catch (err) {
       if (err instanceof RateLimitedError) ctx.set('Retry-After', String(err.retryAfterSeconds));
       throw err;
     }
-    try {
-      await bus.publish({ task_id: task.id, kind: 'export' });
-    } catch (err) {
-      log.error({ err, task_id: task.id }, 'could not publish the export task');
-      await deleteTask(pool, task.id);
+    if (!(await publishTask(bus, pool, log, task))) {
       throw new ApiError(
         'ServiceUnavailable',
         'TaskQueueUnavailable',
         'the task queue is unavailable; try again later',
       );
     }
-    ctx.body = { id: task.id, created_at: task.created_at.toISOString(), status: task.status };
+    ctx.body = createdTask(task);
   });
 
-  router.get('/_api/admin/users/export/:id', ...admin, enabled, async (ctx) => {
+  router.get('/_api/admin/users/export/:id', ...admin, async (ctx) => {
+    const files = storage();
     const id = ctx.params.id ?? '';
     const task = isTaskId('export', id)
       ? await findTask(pool, 'export', id, config.taskRetentionSeconds)
       : undefined;
     if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such export task');
-    ctx.body = exportStatus(task, blobs as BlobStorage, config.export.downloadUrlSeconds);
+    ctx.body = exportStatus(task, files, config.export.downloadUrlSeconds);
   });
 
   return router;

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { TaskBus } from '../../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { deleteTask, findTask, insertTask, type TaskRow } from '../../pipeline/db/tasks.js';
+import { findTask, insertTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import type { ImportTaskOptions } from '../../pipeline/import/run-import.js';
@@ -12,6 +12,7 @@ import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { validateImportRequest } from '../../schemas/index.js';
 import { ImportRequestError } from '../errors.js';
 import { importBody } from './import-body.js';
+import { createdTask, publishTask } from './publish-task.js';
 import { requireHttps } from './require-https.js';
 import { taskStatus } from './task-status.js';
 
@@ -51,14 +52,10 @@ export function importRoutes({ config, pool, bus, log, admin }: ImportRouteDepen
       options: { ...options },
       total: request.records.length,
     });
-    try {
-      await bus.publish({ task_id: task.id, kind: 'import' });
-    } catch (err) {
-      log.error({ err, task_id: task.id }, 'could not publish the import task');
-      await deleteTask(pool, task.id);
+    if (!(await publishTask(bus, pool, log, task))) {
       throw new ImportRequestError(503, 'the task queue is unavailable; try again later');
     }
-    ctx.body = { id: task.id, created_at: task.created_at.toISOString(), status: task.status };
+    ctx.body = createdTask(task);
   });
 
   router.get('/_api/admin/users/import/:id', requireHttps, ...admin, async (ctx) => {

@@ -1,6 +1,5 @@
 import type { ExportConfig } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { ExportTaskOptions } from '../export/run-export.js';
 import type { Pool } from './pool.js';
 import { takeToken } from './rate-limits.js';
 import { insertTask, type TaskRow } from './tasks.js';
@@ -24,7 +23,7 @@ export class RateLimitedError extends ApiError {
 export async function admitExport(
   pool: Pool,
   limits: ExportConfig,
-  task: { id: string; options: ExportTaskOptions },
+  task: { id: string; options: Record<string, unknown> },
 ): Promise<TaskRow> {
   const client = await pool.connect();
   try {
@@ -46,7 +45,7 @@ export async function admitExport(
       id: task.id,
       kind: 'export',
       input: null,
-      options: { ...task.options },
+      options: task.options,
       total: 0,
     });
     await client.query('COMMIT');

@@ -1,4 +1,5 @@
 import type { TaskKind } from '../../schemas/index.js';
+import { type ApiError, envelopeError } from '../errors.js';
 import type { Queryable } from './pool.js';
 
 /** A task row as the status endpoints read it. */
@@ -79,4 +80,16 @@ export async function deleteTasks(db: Queryable, ids: readonly string[]): Promis
 /** Removes a task that could not be announced on the bus, so it never lingers as pending. */
 export async function deleteTask(db: Queryable, id: string): Promise<void> {
   await db.query('DELETE FROM tasks WHERE id = $1', [id]);
+}
+
+/**
+ * Completes a task that could not finish (DECISIONS.md: still `completed`, with `failed_at` and
+ * the envelope error); a task completed meanwhile is left as it is.
+ */
+export async function failTask(db: Queryable, id: string, error: ApiError): Promise<void> {
+  await db.query(
+    `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
+            error = $2 WHERE id = $1 AND status = 'pending'`,
+    [id, envelopeError(error)],
+  );
 }

@@ -36,20 +36,25 @@ export interface KeyedRecord {
 }
 
 /**
+ * Whether the user's current email or phone number is verified: a verified claim of that name with
+ * that value. SQL over `users u`; NULL when the user has no such attribute.
+ */
+export function verifiedClaimSql(claim: 'email' | 'phone_number'): string {
+  return `CASE WHEN u.standard_attributes ? '${claim}' THEN EXISTS (
+      SELECT 1 FROM verified_claims v
+       WHERE v.user_id = u.id AND v.name = '${claim}' AND v.value = u.standard_attributes->>'${claim}') END`;
+}
+
+/**
  * The select list that assembles one user's record from `users u`: each related set is one
  * correlated subquery on a user_id index, so a lookup stays one round trip.
  */
 export const USER_RECORD_COLUMNS = `
   u.id, u.created_at, u.updated_at, u.is_disabled, u.custom_attributes,
   u.standard_attributes
-    || CASE WHEN u.standard_attributes ? 'email' THEN jsonb_build_object('email_verified', EXISTS (
-         SELECT 1 FROM verified_claims v
-          WHERE v.user_id = u.id AND v.name = 'email' AND v.value = u.standard_attributes->>'email'))
-       ELSE '{}'::jsonb END
-    || CASE WHEN u.standard_attributes ? 'phone_number' THEN jsonb_build_object('phone_number_verified', EXISTS (
-         SELECT 1 FROM verified_claims v
-          WHERE v.user_id = u.id AND v.name = 'phone_number' AND v.value = u.standard_attributes->>'phone_number'))
-       ELSE '{}'::jsonb END
+    || jsonb_strip_nulls(jsonb_build_object(
+         'email_verified', ${verifiedClaimSql('email')},
+         'phone_number_verified', ${verifiedClaimSql('phone_number')}))
     || jsonb_build_object('updated_at', floor(extract(epoch FROM u.updated_at))::bigint)
     AS standard_attributes,
   (SELECT coalesce(json_agg(json_build_object(

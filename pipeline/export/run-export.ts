@@ -4,7 +4,8 @@ import type { ExportFormat } from '../../schemas/index.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import type { ServiceConfig } from '../config.js';
 import { isRetriable, type Pool } from '../db/pool.js';
-import { ApiError, envelopeError } from '../errors.js';
+import { failTask } from '../db/tasks.js';
+import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
@@ -57,14 +58,10 @@ export async function runExport(
     if (isRetriable(err)) throw err;
     log.error({ err, task_id: taskId }, 'export failed');
     const error =
-      err instanceof ApiError && err.reason === 'UserExportDisabled'
+      err instanceof ApiError
         ? err
         : new ApiError('InternalError', 'UnexpectedError', 'the export could not finish');
-    await pool.query(
-      `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
-              error = $2 WHERE id = $1 AND status = 'pending'`,
-      [taskId, envelopeError(error)],
-    );
+    await failTask(pool, taskId, error);
     return;
   }
   await pool.query(

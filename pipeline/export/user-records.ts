@@ -2,6 +2,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
+import { verifiedClaimSql } from '../db/user-records.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 
 /** The standard attributes of an exported user, in the order of the spec's pointer table. */
@@ -14,15 +15,9 @@ const STANDARD_ATTRIBUTES = [
   ...PROFILE_ATTRIBUTES,
 ] as const;
 
-const VERIFIED = { email_verified: 'email', phone_number_verified: 'phone_number' } as const;
-
 function standardAttribute(name: (typeof STANDARD_ATTRIBUTES)[number]): string {
-  if (name === 'email_verified' || name === 'phone_number_verified') {
-    const claim = VERIFIED[name];
-    return `'${name}', CASE WHEN u.standard_attributes ? '${claim}' THEN EXISTS (
-        SELECT 1 FROM verified_claims v
-         WHERE v.user_id = u.id AND v.name = '${claim}' AND v.value = u.standard_attributes->>'${claim}') END`;
-  }
+  if (name === 'email_verified') return `'${name}', ${verifiedClaimSql('email')}`;
+  if (name === 'phone_number_verified') return `'${name}', ${verifiedClaimSql('phone_number')}`;
   return `'${name}', u.standard_attributes->'${name}'`;
 }
 

@@ -3,7 +3,8 @@ import { pipeline } from 'node:stream/promises';
 import type { ImportIdentifier } from '../../schemas/index.js';
 import type { ServiceConfig } from '../config.js';
 import { isRetriable, type Pool } from '../db/pool.js';
-import { ApiError, envelopeError } from '../errors.js';
+import { failTask } from '../db/tasks.js';
+import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { applyBatch } from './apply-batch.js';
 import { batchRecords } from './batch-records.js';
@@ -48,13 +49,10 @@ export async function runImport(
   } catch (err) {
     if (isRetriable(err)) throw err;
     log.error({ err, task_id: taskId }, 'import failed');
-    await pool.query(
-      `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
-              error = $2 WHERE id = $1 AND status = 'pending'`,
-      [
-        taskId,
-        envelopeError(new ApiError('InternalError', 'UnexpectedError', 'the import could not finish')),
-      ],
+    await failTask(
+      pool,
+      taskId,
+      new ApiError('InternalError', 'UnexpectedError', 'the import could not finish'),
     );
     return;
   }

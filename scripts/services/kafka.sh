@@ -18,11 +18,12 @@ fetch_jars() {
   touch "$lib/.complete"
 }
 
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
+# shellcheck source=background.sh
+. "$root/scripts/services/background.sh"
 
 case "${1:-start}" in
   start)
-    if listening; then echo "kafka already running on 127.0.0.1:$port"; exit 0; fi
+    if listening "$port"; then echo "kafka already running on 127.0.0.1:$port"; exit 0; fi
     fetch_jars
     mkdir -p "$dir/data"
     { cat "$here/server.properties"; echo "log.dirs=$dir/data"; } >"$dir/server.properties"
@@ -33,22 +34,10 @@ case "${1:-start}" in
     fi
     nohup "${java[@]}" kafka.Kafka "$dir/server.properties" >"$dir/stdout.log" 2>&1 &
     echo $! >"$dir/pid"
-    for _ in $(seq 1 120); do
-      listening && { echo "kafka running on 127.0.0.1:$port"; exit 0; }
-      kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
-      sleep 0.5
-    done
-    tail -n 30 "$dir/stdout.log" "$dir/server.log" >&2 || true
-    echo "kafka did not start" >&2
-    exit 1
+    await_listening kafka "$port" "$dir" "$dir/stdout.log" "$dir/server.log"
     ;;
   stop)
-    if [ -f "$dir/pid" ]; then
-      pid=$(cat "$dir/pid")
-      kill "$pid" 2>/dev/null || true
-      for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-      rm -f "$dir/pid"
-    fi
+    stop_background "$dir"
     ;;
   brokers)
     echo "127.0.0.1:$port"

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
@@ -6,9 +5,10 @@ import type { TaskBus } from '../../../pipeline/bus/bus.js';
 import { kafkaBus } from '../../../pipeline/bus/kafka.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
-import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
+import { useTestSchema } from '../../support/database.js';
 import { download, testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+import { taskProgress, useWorkerProcesses } from '../../support/worker-process.js';
 
 const USERS = 60_000;
 
@@ -21,41 +21,22 @@ describe('export worker killed mid-export (kafka)', function () {
   const db = useTestSchema();
   const prefix = uniqueTopicPrefix();
   const container = uniqueContainer();
-  const workers: ChildProcess[] = [];
+  const spawnWorker = useWorkerProcesses(db.schema);
   let bus: TaskBus | undefined;
 
   after(async () => {
-    for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
     await bus?.close();
   });
 
-  function startWorker(): ChildProcess {
-    const url = new URL(testDatabaseUrl());
-    url.searchParams.set('options', `-c search_path=${db.schema}`);
-    const worker = spawn(process.execPath, ['--import', 'tsx', 'pipeline/main.ts'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: url.toString(),
-        AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
-        AZURE_STORAGE_CONTAINER: container,
-        KAFKA_BROKERS: testKafkaBrokers().join(','),
-        KAFKA_TOPIC_PREFIX: prefix,
-        KAFKA_SESSION_TIMEOUT_MS: '6000',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+  const startWorker = () =>
+    spawnWorker({
+      AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
+      AZURE_STORAGE_CONTAINER: container,
+      KAFKA_BROKERS: testKafkaBrokers().join(','),
+      KAFKA_TOPIC_PREFIX: prefix,
+      KAFKA_SESSION_TIMEOUT_MS: '6000',
     });
-    workers.push(worker);
-    return worker;
-  }
-
-  async function task(id: string): Promise<{ processed: number; status: string }> {
-    const { rows } = await db().query<{ progress_processed: number; status: string }>(
-      'SELECT progress_processed, status FROM tasks WHERE id = $1',
-      [id],
-    );
-    return { processed: rows[0]?.progress_processed ?? 0, status: rows[0]?.status ?? 'missing' };
-  }
+  const task = (id: string) => taskProgress(db(), id);
 
   it('leaves no half file, and the next worker writes it whole', async () => {
     await db().query(

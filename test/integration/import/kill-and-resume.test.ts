@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { TaskBus } from '../../../pipeline/bus/bus.js';
@@ -6,9 +5,10 @@ import { kafkaBus } from '../../../pipeline/bus/kafka.js';
 import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
-import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
+import { useTestSchema } from '../../support/database.js';
 import { HTTPS } from '../../support/imports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+import { taskProgress, useWorkerProcesses } from '../../support/worker-process.js';
 
 const RECORDS = 3000;
 const BATCH = 25;
@@ -22,44 +22,25 @@ for (const transport of ['postgres', 'kafka'] as const) {
     this.timeout(120_000);
     const db = useTestSchema();
     const prefix = uniqueTopicPrefix();
-    const workers: ChildProcess[] = [];
+    const spawnWorker = useWorkerProcesses(db.schema);
     let bus: TaskBus | undefined;
 
     after(async () => {
-      for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
       await bus?.close();
     });
 
-    function startWorker(): ChildProcess {
-      const url = new URL(testDatabaseUrl());
-      url.searchParams.set('options', `-c search_path=${db.schema}`);
-      const worker = spawn(process.execPath, ['--import', 'tsx', 'pipeline/main.ts'], {
-        env: {
-          ...process.env,
-          DATABASE_URL: url.toString(),
-          IMPORT_BATCH_SIZE: String(BATCH),
-          LOG_LEVEL: 'warn',
-          ...(transport === 'kafka'
-            ? {
-                KAFKA_BROKERS: testKafkaBrokers().join(','),
-                KAFKA_TOPIC_PREFIX: prefix,
-                KAFKA_SESSION_TIMEOUT_MS: '6000',
-              }
-            : {}),
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
+    const startWorker = () =>
+      spawnWorker({
+        IMPORT_BATCH_SIZE: String(BATCH),
+        ...(transport === 'kafka'
+          ? {
+              KAFKA_BROKERS: testKafkaBrokers().join(','),
+              KAFKA_TOPIC_PREFIX: prefix,
+              KAFKA_SESSION_TIMEOUT_MS: '6000',
+            }
+          : {}),
       });
-      workers.push(worker);
-      return worker;
-    }
-
-    async function progress(id: string): Promise<{ processed: number; status: string }> {
-      const { rows } = await db().query<{ progress_processed: number; status: string }>(
-        'SELECT progress_processed, status FROM tasks WHERE id = $1',
-        [id],
-      );
-      return { processed: rows[0]?.progress_processed ?? 0, status: rows[0]?.status ?? 'missing' };
-    }
+    const progress = (id: string) => taskProgress(db(), id);
 
     it('applies every record once and counts it once', async () => {
       const keys = await makeTestKeys();
