@@ -7,6 +7,7 @@ import { ApiError } from '../../pipeline/errors.js';
 import type { Logger } from '../../pipeline/log.js';
 import { compiledExecute } from './compiled-execute.js';
 import type { GraphQLContext } from './context.js';
+import { userLookups } from './lookup-batches.js';
 import { adminSchema } from './schema.js';
 
 /** Admin clients send the same few documents over and over: parse and validate each once. */
@@ -22,7 +23,7 @@ const MAX_CACHED_DOCUMENT_LENGTH = 8 * 1024;
 export function graphqlHandler(db: Queryable, project: ProjectConfig, log: Logger): Middleware {
   const documents = new Map<string, DocumentNode>();
   const validated = new WeakSet<DocumentNode>();
-  const context: GraphQLContext = { db, project };
+  const context: GraphQLContext = { db, lookups: userLookups(db), project };
 
   return createHandler<GraphQLContext>({
     schema: adminSchema,

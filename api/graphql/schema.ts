@@ -1,9 +1,4 @@
 import { GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
-import {
-  findUserByLoginId,
-  findUserByOAuth,
-  findUsersByStandardAttribute,
-} from '../../pipeline/db/lookups.js';
 import { createKeyed, type KeyedKind } from '../../pipeline/db/roles-groups.js';
 import type { GraphQLContext } from './context.js';
 import { loginIdArguments, oauthArguments, standardAttributeArguments } from './lookup-arguments.js';
@@ -19,22 +14,22 @@ const Query = new GraphQLObjectType<unknown, GraphQLContext>({
       description:
         'Users whose email, preferred_username or phone_number (from a login id or an OAuth connection) is exactly the value.',
       args: { attributeName: requiredString, attributeValue: requiredString },
-      resolve: (_root, args: { attributeName: string; attributeValue: string }, { db, project }) => {
+      resolve: (_root, args: { attributeName: string; attributeValue: string }, { lookups, project }) => {
         const { attribute, value } = standardAttributeArguments(
           project,
           args.attributeName,
           args.attributeValue,
         );
-        return findUsersByStandardAttribute(db, attribute, value);
+        return lookups.byStandardAttribute(attribute, value);
       },
     },
     getUserByLoginID: {
       type: UserType,
       description: 'The user with this login id (email, username or phone in E.164), or null.',
       args: { loginIDKey: requiredString, loginIDValue: requiredString },
-      resolve: async (_root, args: { loginIDKey: string; loginIDValue: string }, { db, project }) => {
+      resolve: async (_root, args: { loginIDKey: string; loginIDValue: string }, { lookups, project }) => {
         const { key, value } = loginIdArguments(project, args.loginIDKey, args.loginIDValue);
-        return (await findUserByLoginId(db, key, value)) ?? null;
+        return (await lookups.byLoginId({ key, value })) ?? null;
       },
     },
     getUserByOAuth: {
@@ -44,10 +39,14 @@ const Query = new GraphQLObjectType<unknown, GraphQLContext>({
       resolve: async (
         _root,
         args: { oauthProviderAlias: string; oauthProviderUserID: string },
-        { db, project },
+        { lookups, project },
       ) => {
         oauthArguments(project, args.oauthProviderAlias, args.oauthProviderUserID);
-        return (await findUserByOAuth(db, args.oauthProviderAlias, args.oauthProviderUserID)) ?? null;
+        const found = await lookups.byOAuth({
+          providerAlias: args.oauthProviderAlias,
+          subjectId: args.oauthProviderUserID,
+        });
+        return found ?? null;
       },
     },
   },

@@ -5,61 +5,142 @@ import { USER_RECORD_COLUMNS, type UserRecord } from './user-records.js';
 /** A standard attribute that identities carry, and so can be looked up exactly. */
 export type LookupAttribute = LoginIdAttribute;
 
-// Each statement is named, so Postgres plans it once per connection. The identity probe is a
-// single scan of one index of sql/002_identities.sql; the user's record is then read by key.
-const BY_ATTRIBUTE: Record<LookupAttribute, { name: string; text: string }> = {
+/** A login id as it is looked up: its key and its normalized value. */
+export interface LoginIdLookup {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** An OAuth connection as it is looked up: the provider alias and the provider's subject id. */
+export interface OAuthLookup {
+  readonly providerAlias: string;
+  readonly subjectId: string;
+}
+
+// A statement answers one lookup or several at once (the facade sends the lookups that arrive in
+// one turn of its event loop together): one round trip, one wake-up of the backend. Each wanted
+// value is probed by a LATERAL subquery, always a nested loop over one scan of one index of
+// sql/002_identities.sql. `w.n` is the wanted value's position, to hand the answers back.
+//
+// A lone value is written as one VALUES row, not as a one-element array: Postgres keeps a named
+// statement's generic plan only when it costs no more than the plans made for the actual values,
+// and it sizes an array parameter from the actual array, so an unnest() statement would be planned
+// again on every execution. A batch pays that planning once for all its lookups.
+interface Statements {
+  readonly one: { readonly name: string; readonly text: string };
+  readonly many: { readonly name: string; readonly text: string };
+}
+
+function statements(
+  name: string,
+  columns: readonly string[],
+  select: (wanted: string) => string,
+): Statements {
+  const params = columns.map((_, p) => `$${p + 1}::text`);
+  return {
+    one: { name, text: select(`(VALUES (${params.join(', ')}, 1)) AS w(${columns.join(', ')}, n)`) },
+    many: {
+      name: `${name}-batch`,
+      text: select(
+        `unnest(${params.map((p) => `${p}[]`).join(', ')}) WITH ORDINALITY AS w(${columns.join(', ')}, n)`,
+      ),
+    },
+  };
+}
+
+const BY_ATTRIBUTE: Record<LookupAttribute, Statements> = {
   email: byAttribute('email'),
   phone_number: byAttribute('phone_number'),
   preferred_username: byAttribute('preferred_username'),
 };
 
-function byAttribute(column: LookupAttribute): { name: string; text: string } {
-  return {
-    name: `users-by-${column}`,
-    text: `SELECT ${USER_RECORD_COLUMNS} FROM users u
-            WHERE u.id IN (SELECT i.user_id FROM identities i WHERE i.${column} = $1)
-            ORDER BY u.created_at, u.id`,
-  };
+function byAttribute(column: LookupAttribute): Statements {
+  return statements(
+    `users-by-${column}`,
+    ['value'],
+    (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
+                  FROM ${wanted}
+                 CROSS JOIN LATERAL (SELECT DISTINCT i.user_id FROM identities i WHERE i.${column} = w.value) m
+                  JOIN users u ON u.id = m.user_id
+                 ORDER BY w.n, u.created_at, u.id`,
+  );
 }
 
-const BY_LOGIN_ID = {
-  name: 'user-by-login-id',
-  text: `SELECT ${USER_RECORD_COLUMNS} FROM identities i JOIN users u ON u.id = i.user_id
-          WHERE i.type = 'login_id' AND i.login_id_key = $1 AND i.login_id = $2`,
-};
+const BY_LOGIN_ID = statements(
+  'users-by-login-id',
+  ['key', 'value'],
+  (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
+                FROM ${wanted}
+               CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
+                                    WHERE i.type = 'login_id' AND i.login_id_key = w.key AND i.login_id = w.value) m
+                JOIN users u ON u.id = m.user_id`,
+);
 
-const BY_OAUTH = {
-  name: 'user-by-oauth',
-  text: `SELECT ${USER_RECORD_COLUMNS} FROM identities i JOIN users u ON u.id = i.user_id
-          WHERE i.type = 'oauth' AND i.provider_alias = $1 AND i.provider_subject_id = $2`,
-};
+const BY_OAUTH = statements(
+  'users-by-oauth',
+  ['alias', 'subject'],
+  (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
+                FROM ${wanted}
+               CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
+                                    WHERE i.type = 'oauth' AND i.provider_alias = w.alias
+                                      AND i.provider_subject_id = w.subject) m
+                JOIN users u ON u.id = m.user_id`,
+);
 
-/** Users whose login id or OAuth connection carries the normalized attribute value; creation order. */
+/** The statement and parameters for these wanted values, given as one list per column. */
+function query(
+  statement: Statements,
+  columns: readonly (readonly string[])[],
+): { name: string; text: string; values: unknown[] } {
+  const lone = columns.every((c) => c.length === 1);
+  return lone
+    ? { ...statement.one, values: columns.map((c) => c[0]) }
+    : { ...statement.many, values: [...columns] };
+}
+
+type NumberedRecord = UserRecord & { readonly n: number };
+
+/**
+ * For each normalized value, the users whose login id or OAuth connection carries it as this
+ * attribute, in creation order.
+ */
 export async function findUsersByStandardAttribute(
   db: Queryable,
   attribute: LookupAttribute,
-  normalizedValue: string,
-): Promise<UserRecord[]> {
-  const { rows } = await db.query<UserRecord>({ ...BY_ATTRIBUTE[attribute], values: [normalizedValue] });
-  return rows;
+  normalizedValues: readonly string[],
+): Promise<UserRecord[][]> {
+  const { rows } = await db.query<NumberedRecord>(query(BY_ATTRIBUTE[attribute], [normalizedValues]));
+  const found = normalizedValues.map((): UserRecord[] => []);
+  for (const { n, ...user } of rows) found[n - 1]?.push(user);
+  return found;
 }
 
-/** The user owning the login id with this key and normalized value, if any. */
-export async function findUserByLoginId(
+/** For each login id, the user owning it, if any. */
+export async function findUsersByLoginId(
   db: Queryable,
-  key: string,
-  normalizedValue: string,
-): Promise<UserRecord | undefined> {
-  const { rows } = await db.query<UserRecord>({ ...BY_LOGIN_ID, values: [key, normalizedValue] });
-  return rows[0];
+  loginIds: readonly LoginIdLookup[],
+): Promise<(UserRecord | undefined)[]> {
+  const { rows } = await db.query<NumberedRecord>(
+    query(BY_LOGIN_ID, [loginIds.map((l) => l.key), loginIds.map((l) => l.value)]),
+  );
+  return byPosition(loginIds.length, rows);
 }
 
-/** The user connected through this provider alias with this provider subject id, if any. */
-export async function findUserByOAuth(
+/** For each OAuth connection, the user connected through it, if any. */
+export async function findUsersByOAuth(
   db: Queryable,
-  providerAlias: string,
-  subjectId: string,
-): Promise<UserRecord | undefined> {
-  const { rows } = await db.query<UserRecord>({ ...BY_OAUTH, values: [providerAlias, subjectId] });
-  return rows[0];
+  connections: readonly OAuthLookup[],
+): Promise<(UserRecord | undefined)[]> {
+  const { rows } = await db.query<NumberedRecord>(
+    query(BY_OAUTH, [connections.map((c) => c.providerAlias), connections.map((c) => c.subjectId)]),
+  );
+  return byPosition(connections.length, rows);
+}
+
+// A login id or an OAuth connection belongs to one user at most (unique indexes), so each wanted
+// value has at most one row.
+function byPosition(count: number, rows: readonly NumberedRecord[]): (UserRecord | undefined)[] {
+  const found = new Array<UserRecord | undefined>(count).fill(undefined);
+  for (const { n, ...user } of rows) found[n - 1] = user;
+  return found;
 }
