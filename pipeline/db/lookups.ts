@@ -20,7 +20,8 @@ export interface OAuthLookup {
 // A statement answers one lookup or several at once (the facade sends the lookups that arrive in
 // one turn of its event loop together): one round trip, one wake-up of the backend. Each wanted
 // value is probed by a LATERAL subquery, always a nested loop over one scan of one index of
-// sql/002_identities.sql. `w.n` is the wanted value's position, to hand the answers back.
+// sql/002_identities.sql (LIMIT 1 and DISTINCT keep the planner from merging the subquery into a
+// join it could run another way). `w.n` is the wanted value's position, to hand the answers back.
 //
 // A lone value is written as one VALUES row, not as a one-element array: Postgres keeps a named
 // statement's generic plan only when it costs no more than the plans made for the actual values,
@@ -72,7 +73,8 @@ const BY_LOGIN_ID = statements(
   (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
                 FROM ${wanted}
                CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
-                                    WHERE i.type = 'login_id' AND i.login_id_key = w.key AND i.login_id = w.value) m
+                                    WHERE i.type = 'login_id' AND i.login_id_key = w.key AND i.login_id = w.value
+                                    LIMIT 1) m
                 JOIN users u ON u.id = m.user_id`,
 );
 
@@ -83,7 +85,8 @@ const BY_OAUTH = statements(
                 FROM ${wanted}
                CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
                                     WHERE i.type = 'oauth' AND i.provider_alias = w.alias
-                                      AND i.provider_subject_id = w.subject) m
+                                      AND i.provider_subject_id = w.subject
+                                    LIMIT 1) m
                 JOIN users u ON u.id = m.user_id`,
 );
 

@@ -1,11 +1,13 @@
 import type { PoolClient } from 'pg';
+import { copyRows } from '../db/copy-rows.js';
 import type { Pool } from '../db/pool.js';
 import { sqlState, UNIQUE_VIOLATION } from '../db/pool.js';
 import { ApiError, envelopeError } from '../errors.js';
-import { loadBatchState, writeBatchPlan } from './batch-store.js';
+import { loadBatchState } from './load-batch-state.js';
 import type { IndexedRecord } from './parse-records.js';
 import { type ImportDetail, type ImportOptions, planBatch, prepareBatch } from './plan-batch.js';
 import { redactRecord } from './redact.js';
+import { writeBatchPlan } from './write-batch-plan.js';
 
 /**
  * Applies one batch in one transaction: lock the task, skip what an earlier attempt committed,
@@ -63,7 +65,7 @@ async function applyInTransaction(
   const prepared = prepareBatch(todo, options);
   const state = await loadBatchState(client, prepared, options);
   const plan = planBatch(prepared, state, options);
-  await writeBatchPlan(client, plan);
+  await writeBatchPlan(client, plan, state);
   await saveDetails(client, taskId, plan.details, (todo.at(-1)?.index ?? processed) + 1);
 }
 
@@ -83,12 +85,20 @@ async function saveDetails(
   details: ImportDetail[],
   processed: number,
 ): Promise<void> {
-  await client.query(
-    `INSERT INTO import_details (task_id, index, outcome, user_id, record, warnings, errors)
-     SELECT $1, d.index, d.outcome, d.user_id, d.record, d.warnings, d.errors
-       FROM json_to_recordset($2::json)
-         AS d(index integer, outcome text, user_id uuid, record jsonb, warnings jsonb, errors jsonb)`,
-    [taskId, JSON.stringify(details)],
+  const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+  await copyRows(
+    client,
+    'import_details',
+    ['task_id', 'index', 'outcome', 'user_id', 'record', 'warnings', 'errors'],
+    details.map((d) => [
+      taskId,
+      d.index,
+      d.outcome,
+      d.user_id,
+      json(d.record),
+      json(d.warnings),
+      json(d.errors),
+    ]),
   );
   await client.query('UPDATE tasks SET progress_processed = $2 WHERE id = $1', [taskId, processed]);
 }

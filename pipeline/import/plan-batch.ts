@@ -26,8 +26,10 @@ export interface BatchState {
   readonly owners: Map<string, string>;
   /** The users that own an identifier value of the batch. */
   readonly users: Map<string, UserState>;
-  readonly roleKeys: ReadonlySet<string>;
-  readonly groupKeys: ReadonlySet<string>;
+  /** Role key -> role id, for the role keys of the batch that exist. */
+  readonly roleIds: ReadonlyMap<string, string>;
+  /** Group key -> group id, for the group keys of the batch that exist. */
+  readonly groupIds: ReadonlyMap<string, string>;
 }
 
 /** The users a batch creates or changes: their state before (undefined: new) and after. */
@@ -218,11 +220,11 @@ function applyCommon(valid: ValidRecord, user: UserState, project: ProjectConfig
 
 /** Roles and groups must exist before an import assigns them. */
 function checkKeys(record: ImportRecord, state: BatchState): ApiError | undefined {
-  const unknownRoles = (record.roles ?? []).filter((k) => !state.roleKeys.has(k));
+  const unknownRoles = (record.roles ?? []).filter((k) => !state.roleIds.has(k));
   if (unknownRoles.length > 0) {
     return new ApiError('NotFound', 'RoleUnknownKeys', 'unknown role keys', { keys: unknownRoles });
   }
-  const unknownGroups = (record.groups ?? []).filter((k) => !state.groupKeys.has(k));
+  const unknownGroups = (record.groups ?? []).filter((k) => !state.groupIds.has(k));
   if (unknownGroups.length > 0) {
     return new ApiError('NotFound', 'GroupUnknownKeys', 'unknown group keys', { keys: unknownGroups });
   }

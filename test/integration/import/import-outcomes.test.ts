@@ -218,6 +218,23 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
     expect(rows).to.have.length(0);
   });
 
+  it('creates the users of one request in request order, by (created_at, id), with text kept exactly', async () => {
+    const names = ['tab\there', 'back\\slash \\N', 'line\nbreak', 'comma, "quote"', ''];
+    const status = await service.run({
+      identifier: 'email',
+      records: names.map((name, i) => ({ email: `order${i}@example.com`, name })),
+    });
+    const ids = (status.details as { user_id: string }[]).map((d) => d.user_id);
+    const { rows } = await service
+      .db()
+      .query<{ id: string; name: string }>(
+        `SELECT id, standard_attributes->>'name' AS name FROM users WHERE id = ANY($1) ORDER BY created_at, id`,
+        [ids],
+      );
+    expect(rows.map((r) => r.id)).to.deep.equal(ids);
+    expect(rows.map((r) => r.name)).to.deep.equal(names);
+  });
+
   it('applies records in request order: a second record for the same user sees the first', async () => {
     const status = await service.run({
       upsert: true,

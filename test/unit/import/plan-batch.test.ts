@@ -40,8 +40,8 @@ function existingUser(): UserState {
 const state = (): BatchState => ({
   owners: new Map([[ownerKey('email', 'old@example.com'), 'u-1']]),
   users: new Map([['u-1', existingUser()]]),
-  roleKeys: new Set(['r']),
-  groupKeys: new Set(),
+  roleIds: new Map([['r', '00000000-0000-4000-8000-000000000001']]),
+  groupIds: new Map(),
 });
 
 const plan = (raws: unknown[], upsert: boolean) =>

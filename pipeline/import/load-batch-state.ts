@@ -1,0 +1,118 @@
+import type { LoginIdKey } from '../config.js';
+import type { Queryable } from '../db/pool.js';
+import { KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
+import { type BatchState, type ImportOptions, ownerKey, type PreparedRecord } from './plan-batch.js';
+import { claimKey, type UserState } from './user-state.js';
+
+interface LoadedUser {
+  id: string;
+  standard_attributes: Record<string, unknown>;
+  custom_attributes: Record<string, unknown>;
+  is_disabled: boolean;
+  login_ids: { id: string; key: LoginIdKey; value: string; original: string }[];
+  verified: { name: 'email' | 'phone_number'; value: string }[];
+  oob: { id: string; type: 'oob_otp_email' | 'oob_otp_sms'; value: string }[];
+  roles: string[];
+  groups: string[];
+}
+
+/**
+ * Loads, in three statements, what a batch refers to: the owners of every login id it mentions,
+ * the full state of the users its identifiers match (locked for this transaction), and the ids of
+ * its role and group keys that exist.
+ */
+export async function loadBatchState(
+  db: Queryable,
+  records: readonly PreparedRecord[],
+  options: ImportOptions,
+): Promise<BatchState> {
+  const keys: string[] = [];
+  const values: string[] = [];
+  const roles = new Set<string>();
+  const groups = new Set<string>();
+  for (const { checked } of records) {
+    if (!checked.ok) continue;
+    for (const [key, login] of checked.valid.loginIds) {
+      if (login) {
+        keys.push(key);
+        values.push(login.value);
+      }
+    }
+    for (const r of checked.valid.record.roles ?? []) roles.add(r);
+    for (const g of checked.valid.record.groups ?? []) groups.add(g);
+  }
+  const owners = new Map<string, string>();
+  // One probe of the login id index per value (LIMIT 1 keeps the subquery from being merged into
+  // a join): during a large import the table's statistics lag far behind it, and a planner that
+  // believes it small sorts the whole table for every batch instead.
+  const ownerRows = await db.query<{ login_id_key: LoginIdKey; login_id: string; user_id: string }>(
+    `SELECT m.key AS login_id_key, m.value AS login_id, i.user_id
+       FROM unnest($1::text[], $2::text[]) AS m(key, value)
+      CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
+                           WHERE i.type = 'login_id' AND i.login_id_key = m.key AND i.login_id = m.value
+                           LIMIT 1) i`,
+    [keys, values],
+  );
+  const matched = new Set<string>();
+  const idKey = KEY_OF_ATTRIBUTE[options.identifier];
+  for (const row of ownerRows.rows) {
+    owners.set(ownerKey(row.login_id_key, row.login_id), row.user_id);
+    if (row.login_id_key === idKey) matched.add(row.user_id);
+  }
+  const users = new Map<string, UserState>();
+  if (matched.size > 0) {
+    const loaded = await db.query<LoadedUser>(LOAD_USERS, [[...matched]]);
+    for (const row of loaded.rows) users.set(row.id, toUserState(row));
+  }
+  const [roleRows, groupRows] = await Promise.all([
+    roles.size
+      ? db.query<{ id: string; key: string }>('SELECT id, key FROM roles WHERE key = ANY($1)', [[...roles]])
+      : { rows: [] },
+    groups.size
+      ? db.query<{ id: string; key: string }>('SELECT id, key FROM groups WHERE key = ANY($1)', [[...groups]])
+      : { rows: [] },
+  ]);
+  return {
+    owners,
+    users,
+    roleIds: new Map(roleRows.rows.map((r) => [r.key, r.id])),
+    groupIds: new Map(groupRows.rows.map((r) => [r.key, r.id])),
+  };
+}
+
+const LOAD_USERS = `
+  SELECT u.id, u.standard_attributes, u.custom_attributes, u.is_disabled,
+    (SELECT coalesce(json_agg(json_build_object('id', i.id, 'key', i.login_id_key, 'value', i.login_id,
+                                                'original', i.original_login_id)), '[]')
+       FROM identities i WHERE i.user_id = u.id AND i.type = 'login_id') AS login_ids,
+    (SELECT coalesce(json_agg(json_build_object('name', v.name, 'value', v.value)), '[]')
+       FROM verified_claims v WHERE v.user_id = u.id) AS verified,
+    (SELECT coalesce(json_agg(json_build_object('id', a.id, 'type', a.type, 'value', coalesce(a.email, a.phone))), '[]')
+       FROM authenticators a
+      WHERE a.user_id = u.id AND a.kind = 'secondary' AND a.type IN ('oob_otp_email', 'oob_otp_sms')) AS oob,
+    (SELECT coalesce(json_agg(r.key), '[]') FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+      WHERE ur.user_id = u.id) AS roles,
+    (SELECT coalesce(json_agg(g.key), '[]') FROM user_groups ug JOIN groups g ON g.id = ug.group_id
+      WHERE ug.user_id = u.id) AS groups
+  FROM users u WHERE u.id = ANY($1::uuid[])
+  FOR UPDATE OF u`;
+
+function toUserState(row: LoadedUser): UserState {
+  const oob = (type: LoadedUser['oob'][number]['type']) => {
+    const found = row.oob.find((a) => a.type === type);
+    return found ? { id: found.id, value: found.value } : undefined;
+  };
+  return {
+    id: row.id,
+    standard: row.standard_attributes,
+    custom: row.custom_attributes,
+    disabled: row.is_disabled,
+    loginIds: new Map(row.login_ids.map((l) => [l.key, { id: l.id, value: l.value, original: l.original }])),
+    verified: new Set(row.verified.map((v) => claimKey(v.name, v.value))),
+    mfaEmail: oob('oob_otp_email'),
+    mfaPhone: oob('oob_otp_sms'),
+    roles: new Set(row.roles),
+    groups: new Set(row.groups),
+    secrets: {},
+  };
+}

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import type { LoginIdKey } from '../config.js';
+import { type CopyValue, copyRows } from '../db/copy-rows.js';
+import type { PoolClient } from '../db/pool.js';
+import { ATTRIBUTE_OF_KEY } from '../identity/login-id-attributes.js';
+import type { BatchPlan, BatchState } from './plan-batch.js';
+import type { UserState } from './user-state.js';
+
+type Row = CopyValue[];
+
+/** The rows a batch plan adds and the rows it removes, table by table. */
+interface BatchRows {
+  readonly users: Row[];
+  readonly identities: Row[];
+  readonly claims: Row[];
+  readonly authenticators: Row[];
+  readonly roleLinks: Row[];
+  readonly groupLinks: Row[];
+  readonly deletedIdentities: string[];
+  readonly deletedAuthenticators: string[];
+  readonly claimsReset: string[];
+  readonly rolesReset: string[];
+  readonly groupsReset: string[];
+}
+
+const IDENTITY_COLUMNS = [
+  'id',
+  'user_id',
+  'type',
+  'login_id_key',
+  'login_id_type',
+  'login_id',
+  'original_login_id',
+  'email',
+  'phone_number',
+  'preferred_username',
+];
+const AUTHENTICATOR_COLUMNS = [
+  'id',
+  'user_id',
+  'kind',
+  'type',
+  'password_hash',
+  'email',
+  'phone',
+  'totp_secret',
+];
+
+// The users of a batch, new and changed: loaded with COPY, then inserted and updated from here.
+// ON COMMIT DELETE ROWS: each batch transaction finds it empty, and the connection keeps it.
+const IMPORT_USERS = `CREATE TEMP TABLE IF NOT EXISTS import_users (
+    n integer NOT NULL, id uuid NOT NULL, is_new boolean NOT NULL, is_disabled boolean NOT NULL,
+    standard_attributes jsonb NOT NULL, custom_attributes jsonb NOT NULL) ON COMMIT DELETE ROWS`;
+
+/**
+ * Stores a batch plan in the client's transaction with one bulk statement per table and kind of
+ * change: deletes first (a login id may move between users within a batch), then the users
+ * (COPY into a temporary table, then `UPDATE ... FROM` and `INSERT ... SELECT`), then COPY of the
+ * rows that hang off them.
+ */
+export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state: BatchState): Promise<void> {
+  const rows = batchRows(plan, state);
+  const deletions = [
+    ['DELETE FROM identities WHERE id = ANY($1::uuid[])', rows.deletedIdentities],
+    ['DELETE FROM verified_claims WHERE user_id = ANY($1::uuid[])', rows.claimsReset],
+    ['DELETE FROM authenticators WHERE id = ANY($1::uuid[])', rows.deletedAuthenticators],
+    ['DELETE FROM user_roles WHERE user_id = ANY($1::uuid[])', rows.rolesReset],
+    ['DELETE FROM user_groups WHERE user_id = ANY($1::uuid[])', rows.groupsReset],
+  ] as const;
+  for (const [statement, ids] of deletions) if (ids.length) await client.query(statement, [ids]);
+
+  if (rows.users.length === 0) return;
+  await client.query(IMPORT_USERS);
+  await copyRows(
+    client,
+    'import_users',
+    ['n', 'id', 'is_new', 'is_disabled', 'standard_attributes', 'custom_attributes'],
+    rows.users,
+  );
+  const created = rows.users.filter((u) => u[2] === true).length;
+  if (created < rows.users.length) {
+    await client.query(
+      `UPDATE users u SET standard_attributes = r.standard_attributes, custom_attributes = r.custom_attributes,
+            is_disabled = r.is_disabled, updated_at = now()
+       FROM import_users r WHERE NOT r.is_new AND u.id = r.id`,
+    );
+  }
+  // One clock reading per batch, a microsecond apart per user: the users of a batch keep their
+  // request order in (created_at, id), whatever order the rows are produced in.
+  if (created > 0) {
+    await client.query(
+      `INSERT INTO users (id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes)
+     SELECT r.id, c.at + r.n * interval '1 microsecond', c.at + r.n * interval '1 microsecond',
+            r.is_disabled, r.standard_attributes, r.custom_attributes
+       FROM import_users r CROSS JOIN (SELECT clock_timestamp() AS at) c
+      WHERE r.is_new`,
+    );
+  }
+  await copyRows(client, 'identities', IDENTITY_COLUMNS, rows.identities);
+  await copyRows(client, 'verified_claims', ['id', 'user_id', 'name', 'value'], rows.claims);
+  await copyRows(client, 'authenticators', AUTHENTICATOR_COLUMNS, rows.authenticators);
+  await copyRows(client, 'user_roles', ['user_id', 'role_id'], rows.roleLinks);
+  await copyRows(client, 'user_groups', ['user_id', 'group_id'], rows.groupLinks);
+}
+
+/** The difference between each changed user's state before and after, as table rows. */
+function batchRows(plan: BatchPlan, state: BatchState): BatchRows {
+  const rows: BatchRows = {
+    users: [],
+    identities: [],
+    claims: [],
+    authenticators: [],
+    roleLinks: [],
+    groupLinks: [],
+    deletedIdentities: [],
+    deletedAuthenticators: [],
+    claimsReset: [],
+    rolesReset: [],
+    groupsReset: [],
+  };
+  for (const { before, after } of plan.changed.values()) {
+    rows.users.push([rows.users.length, after.id, !before, after.disabled, after.standard, after.custom]);
+    for (const [key, login] of after.loginIds) {
+      const old = before?.loginIds.get(key);
+      if (old?.id === login.id && old.original === login.original) continue;
+      if (old) rows.deletedIdentities.push(old.id);
+      rows.identities.push(identityRow(after.id, key, login.id, login.value, login.original));
+    }
+    for (const [key, old] of before?.loginIds ?? [])
+      if (!after.loginIds.has(key)) rows.deletedIdentities.push(old.id);
+    if (!before || !sameSet(before.verified, after.verified)) {
+      if (before) rows.claimsReset.push(after.id);
+      for (const claim of after.verified) {
+        const [name, value] = claim.split('\u0000');
+        rows.claims.push([randomUUID(), after.id, name, value]);
+      }
+    }
+    for (const [slot, type] of [
+      ['mfaEmail', 'oob_otp_email'],
+      ['mfaPhone', 'oob_otp_sms'],
+    ] as const) {
+      const old = before?.[slot];
+      const now = after[slot];
+      if (old?.id === now?.id) continue;
+      if (old) rows.deletedAuthenticators.push(old.id);
+      if (now) {
+        const [email, phone] = slot === 'mfaEmail' ? [now.value, null] : [null, now.value];
+        rows.authenticators.push([now.id, after.id, 'secondary', type, null, email, phone, null]);
+      }
+    }
+    if (!before) rows.authenticators.push(...secretAuthenticators(after));
+    if (!before || !sameSet(before.roles, after.roles)) {
+      if (before) rows.rolesReset.push(after.id);
+      for (const key of after.roles) rows.roleLinks.push([after.id, state.roleIds.get(key)]);
+    }
+    if (!before || !sameSet(before.groups, after.groups)) {
+      if (before) rows.groupsReset.push(after.id);
+      for (const key of after.groups) rows.groupLinks.push([after.id, state.groupIds.get(key)]);
+    }
+  }
+  return rows;
+}
+
+function identityRow(userId: string, key: LoginIdKey, id: string, value: string, original: string): Row {
+  const attribute = ATTRIBUTE_OF_KEY[key];
+  return [
+    id,
+    userId,
+    'login_id',
+    key,
+    key,
+    value,
+    original,
+    attribute === 'email' ? value : null,
+    attribute === 'phone_number' ? value : null,
+    attribute === 'preferred_username' ? value : null,
+  ];
+}
+
+/** Password, MFA password and TOTP: stored only when the user is created (spec 3.2). */
+function secretAuthenticators(user: UserState): Row[] {
+  const rows: Row[] = [];
+  const { password, mfaPassword, totpSecret } = user.secrets;
+  if (password) rows.push([randomUUID(), user.id, 'primary', 'password', password, null, null, null]);
+  if (mfaPassword) rows.push([randomUUID(), user.id, 'secondary', 'password', mfaPassword, null, null, null]);
+  if (totpSecret) rows.push([randomUUID(), user.id, 'secondary', 'totp', null, null, null, totpSecret]);
+  return rows;
+}
+
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  return a.size === b.size && [...a].every((x) => b.has(x));
+}
