@@ -1,5 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { type Options, stringify } from 'csv-stringify/sync';
+import { RECORD_ARRAYS_IN_FLIGHT } from './user-records.js';
 
 /**
  * Cells as DECISIONS.md encodes them: strings as is, numbers in plain decimal, booleans
@@ -40,6 +41,7 @@ export function encodeCsv(header: readonly string[]): Transform {
   };
   return new Transform({
     writableObjectMode: true,
+    writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
     transform(rows: unknown[][], _enc, done: TransformCallback) {
       done(null, stringify(withHeader(rows), CSV_OPTIONS));
     },

@@ -1,12 +1,13 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { compilePointer, type ExportField } from './pointers.js';
-import type { UserExportRecord } from './user-records.js';
+import { RECORD_ARRAYS_IN_FLIGHT, type UserExportRecord } from './user-records.js';
 
 /** Records (in arrays) -> rows of cells, one per field, in field order. */
 export function projectPointers(fields: readonly ExportField[]): Transform {
   const readers = fields.map((f) => compilePointer(f.pointer));
   return new Transform({
     objectMode: true,
+    highWaterMark: RECORD_ARRAYS_IN_FLIGHT,
     transform(records: UserExportRecord[], _enc, done: TransformCallback) {
       done(
         null,

@@ -15,6 +15,7 @@ import { projectPointers } from './project-pointers.js';
 import {
   copyLinesToRecords,
   prepareSnapshot,
+  RECORD_ARRAYS_IN_FLIGHT,
   streamUserRecords,
   type UserExportRecord,
 } from './user-records.js';
@@ -130,6 +131,7 @@ function progressSaver(pool: Pool, taskId: string): { counter: Transform; stop()
   }, PROGRESS_EVERY_MS);
   const counter = new Transform({
     objectMode: true,
+    highWaterMark: RECORD_ARRAYS_IN_FLIGHT,
     transform(records: UserExportRecord[], _enc, done: TransformCallback) {
       processed += records.length;
       done(null, records);

@@ -89,6 +89,12 @@ export async function prepareSnapshot(client: PoolClient, totpIssuer: string): P
 }
 
 /**
+ * Arrays of records (about a hundred users each) a stage may hold before it stops reading: enough
+ * to keep every stage busy, few enough that the worker's memory stays flat (issue goal: 200 MB).
+ */
+export const RECORD_ARRAYS_IN_FLIGHT = 2;
+
+/**
  * COPY text rows -> parsed records, pushed as one array per chunk received, which keeps the
  * per-object cost of the streams low. COPY's text format escapes backslashes (and control
  * characters, which JSON text never holds raw), so each line is unescaped before JSON.parse.
@@ -98,6 +104,7 @@ export function copyLinesToRecords(): Transform {
   let rest = '';
   return new Transform({
     readableObjectMode: true,
+    readableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
     transform(chunk: Buffer, _enc, done: TransformCallback) {
       const text = rest + decoder.write(chunk);
       const lines = text.split('\n');
