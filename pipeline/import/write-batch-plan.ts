@@ -77,12 +77,12 @@ export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state:
     ['n', 'id', 'is_new', 'is_disabled', 'standard_attributes', 'custom_attributes'],
     rows.users,
   );
-  const created = rows.users.filter((u) => u[2] === true).length;
+  const created = [...plan.changed.values()].filter((change) => !change.before).length;
   if (created < rows.users.length) {
     await client.query(
       `UPDATE users u SET standard_attributes = r.standard_attributes, custom_attributes = r.custom_attributes,
-            is_disabled = r.is_disabled, updated_at = now()
-       FROM import_users r WHERE NOT r.is_new AND u.id = r.id`,
+              is_disabled = r.is_disabled, updated_at = now()
+         FROM import_users r WHERE NOT r.is_new AND u.id = r.id`,
     );
   }
   // One clock reading per batch, a microsecond apart per user: the users of a batch keep their
@@ -90,10 +90,10 @@ export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state:
   if (created > 0) {
     await client.query(
       `INSERT INTO users (id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes)
-     SELECT r.id, c.at + r.n * interval '1 microsecond', c.at + r.n * interval '1 microsecond',
-            r.is_disabled, r.standard_attributes, r.custom_attributes
-       FROM import_users r CROSS JOIN (SELECT clock_timestamp() AS at) c
-      WHERE r.is_new`,
+       SELECT r.id, c.at + r.n * interval '1 microsecond', c.at + r.n * interval '1 microsecond',
+              r.is_disabled, r.standard_attributes, r.custom_attributes
+         FROM import_users r CROSS JOIN (SELECT clock_timestamp() AS at) c
+        WHERE r.is_new`,
     );
   }
   await copyRows(client, 'identities', IDENTITY_COLUMNS, rows.identities);
