@@ -39,18 +39,19 @@ export function userLookups(db: Queryable): UserLookups {
     (wanted) => findUsersByOAuth(db, wanted),
     options,
   );
-  const byAttribute = new Map<LookupAttribute, DataLoader<string, UserRecord[]>>();
-  const attributeLoader = (attribute: LookupAttribute) => {
-    let loader = byAttribute.get(attribute);
-    if (!loader) {
-      loader = new DataLoader((values) => findUsersByStandardAttribute(db, attribute, values), options);
-      byAttribute.set(attribute, loader);
-    }
-    return loader;
+  const attributeLoader = (attribute: LookupAttribute) =>
+    new DataLoader<string, UserRecord[]>(
+      (values) => findUsersByStandardAttribute(db, attribute, values),
+      options,
+    );
+  const byAttribute: Record<LookupAttribute, DataLoader<string, UserRecord[]>> = {
+    email: attributeLoader('email'),
+    phone_number: attributeLoader('phone_number'),
+    preferred_username: attributeLoader('preferred_username'),
   };
   return {
     byLoginId: (lookup) => byLoginId.load(lookup),
     byOAuth: (lookup) => byOAuth.load(lookup),
-    byStandardAttribute: (attribute, value) => attributeLoader(attribute).load(value),
+    byStandardAttribute: (attribute, value) => byAttribute[attribute].load(value),
   };
 }

@@ -67,27 +67,28 @@ function byAttribute(column: LookupAttribute): Statements {
   );
 }
 
-const BY_LOGIN_ID = statements(
+/** The owner of one identity, found through a unique index: at most one user per wanted value. */
+function byIdentity(name: string, columns: readonly string[], identity: string): Statements {
+  return statements(
+    name,
+    columns,
+    (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
+                  FROM ${wanted}
+                 CROSS JOIN LATERAL (SELECT i.user_id FROM identities i WHERE ${identity} LIMIT 1) m
+                  JOIN users u ON u.id = m.user_id`,
+  );
+}
+
+const BY_LOGIN_ID = byIdentity(
   'users-by-login-id',
   ['key', 'value'],
-  (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
-                FROM ${wanted}
-               CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
-                                    WHERE i.type = 'login_id' AND i.login_id_key = w.key AND i.login_id = w.value
-                                    LIMIT 1) m
-                JOIN users u ON u.id = m.user_id`,
+  `i.type = 'login_id' AND i.login_id_key = w.key AND i.login_id = w.value`,
 );
 
-const BY_OAUTH = statements(
+const BY_OAUTH = byIdentity(
   'users-by-oauth',
   ['alias', 'subject'],
-  (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
-                FROM ${wanted}
-               CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
-                                    WHERE i.type = 'oauth' AND i.provider_alias = w.alias
-                                      AND i.provider_subject_id = w.subject
-                                    LIMIT 1) m
-                JOIN users u ON u.id = m.user_id`,
+  `i.type = 'oauth' AND i.provider_alias = w.alias AND i.provider_subject_id = w.subject`,
 );
 
 /** The statement and parameters for these wanted values, given as one list per column. */

@@ -43,3 +43,17 @@ export async function createKeyed(
     throw err;
   }
 }
+
+/** Key -> id of those of these role or group keys that exist. */
+export async function keyedIds(
+  db: Queryable,
+  kind: KeyedKind,
+  keys: ReadonlySet<string>,
+): Promise<Map<string, string>> {
+  if (keys.size === 0) return new Map();
+  const { rows } = await db.query<{ id: string; key: string }>(
+    `SELECT id, key FROM ${TABLE[kind]} WHERE key = ANY($1)`,
+    [[...keys]],
+  );
+  return new Map(rows.map((r) => [r.key, r.id]));
+}

@@ -85,7 +85,8 @@ async function saveDetails(
   details: ImportDetail[],
   processed: number,
 ): Promise<void> {
-  const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+  // The record as submitted may be any JSON value, so it is written as JSON text; warnings and
+  // errors are arrays (JSON) or absent (NULL).
   await copyRows(
     client,
     'import_details',
@@ -95,9 +96,9 @@ async function saveDetails(
       d.index,
       d.outcome,
       d.user_id,
-      json(d.record),
-      json(d.warnings),
-      json(d.errors),
+      JSON.stringify(d.record),
+      d.warnings,
+      d.errors,
     ]),
   );
   await client.query('UPDATE tasks SET progress_processed = $2 WHERE id = $1', [taskId, processed]);

@@ -1,5 +1,6 @@
 import type { LoginIdKey } from '../config.js';
 import type { Queryable } from '../db/pool.js';
+import { keyedIds } from '../db/roles-groups.js';
 import { KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { type BatchState, type ImportOptions, ownerKey, type PreparedRecord } from './plan-batch.js';
 import { claimKey, type UserState } from './user-state.js';
@@ -64,19 +65,11 @@ export async function loadBatchState(
     const loaded = await db.query<LoadedUser>(LOAD_USERS, [[...matched]]);
     for (const row of loaded.rows) users.set(row.id, toUserState(row));
   }
-  const [roleRows, groupRows] = await Promise.all([
-    roles.size
-      ? db.query<{ id: string; key: string }>('SELECT id, key FROM roles WHERE key = ANY($1)', [[...roles]])
-      : { rows: [] },
-    groups.size
-      ? db.query<{ id: string; key: string }>('SELECT id, key FROM groups WHERE key = ANY($1)', [[...groups]])
-      : { rows: [] },
-  ]);
   return {
     owners,
     users,
-    roleIds: new Map(roleRows.rows.map((r) => [r.key, r.id])),
-    groupIds: new Map(groupRows.rows.map((r) => [r.key, r.id])),
+    roleIds: await keyedIds(db, 'role', roles),
+    groupIds: await keyedIds(db, 'group', groups),
   };
 }
 
