@@ -18,6 +18,7 @@ const REQUEST_BYTES = 480_000;
 const IN_FLIGHT = 4;
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
 const ROLES = ['bench_reader', 'bench_writer'];
+const WARM_UP_RECORD = { email: 'warm-up@example.com' };
 
 /** Record i of the bench: bcrypt hash, email and username login ids, two roles, a custom attribute. */
 function record(i: number): Record<string, unknown> {
@@ -137,45 +138,55 @@ export async function benchImport(
   const http = new HttpPool(`http://localhost:${port}`, { connections: IN_FLIGHT });
   const bodies = requestBodies();
   try {
+    const send = async (body: string): Promise<string> => {
+      const res = await http.request({
+        path: '/_api/admin/users/import',
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'x-forwarded-proto': 'https',
+        },
+        body,
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`import refused: ${res.statusCode} ${text}`);
+      return (JSON.parse(text) as { id: string }).id;
+    };
+    const completed = async (ids: string[]) => {
+      for (;;) {
+        const { rows } = await pool.query<{ pending: number }>(
+          `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM tasks WHERE id = ANY($1)`,
+          [ids],
+        );
+        if (rows[0]?.pending === 0) return;
+        await sleep(20);
+      }
+    };
+    // One small import first, untimed: on a freshly started broker the worker's first consumer
+    // group join waits for Kafka to create its offsets topic, seconds that a running service
+    // never pays again.
+    await completed([await send(`{"identifier":"email","records":[${JSON.stringify(WARM_UP_RECORD)}]}`)]);
+
     const started = process.hrtime.bigint();
     const ids: string[] = [];
     let next = 0;
     await Promise.all(
       Array.from({ length: IN_FLIGHT }, async () => {
-        while (next < bodies.length) {
-          const body = bodies[next++] as string;
-          const res = await http.request({
-            path: '/_api/admin/users/import',
-            method: 'POST',
-            headers: {
-              authorization: `Bearer ${token}`,
-              'content-type': 'application/json',
-              'x-forwarded-proto': 'https',
-            },
-            body,
-          });
-          const text = await res.body.text();
-          if (res.statusCode !== 200) throw new Error(`import refused: ${res.statusCode} ${text}`);
-          ids.push((JSON.parse(text) as { id: string }).id);
-        }
+        while (next < bodies.length) ids.push(await send(bodies[next++] as string));
       }),
     );
-    for (;;) {
-      const { rows } = await pool.query<{ pending: number }>(
-        `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM tasks WHERE id = ANY($1)`,
-        [ids],
-      );
-      if (rows[0]?.pending === 0) break;
-      await sleep(20);
-    }
+    await completed(ids);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const { rows } = await pool.query<{ inserted: number; users: number }>(
       `SELECT (SELECT sum((summary->>'inserted')::int) FROM tasks WHERE id = ANY($1))::int AS inserted,
               (SELECT count(*) FROM users)::int AS users`,
       [ids],
     );
-    if (rows[0]?.inserted !== RECORDS || rows[0]?.users !== RECORDS) {
-      throw new Error(`import bench: expected ${RECORDS} inserted users, got ${JSON.stringify(rows[0])}`);
+    if (rows[0]?.inserted !== RECORDS || rows[0]?.users !== RECORDS + 1) {
+      throw new Error(
+        `import bench: expected ${RECORDS} inserted (and the warm-up user), got ${JSON.stringify(rows[0])}`,
+      );
     }
     log(`import: ${bodies.length} requests, ${seconds.toFixed(1)} s`);
     return [
