@@ -5,12 +5,11 @@ import {
 } from '../../pipeline/db/lookups.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { BENCH_SCHEMA, generated } from './bench-schema.js';
-import { type Latency, sequentialLatency, throughput } from './measure.js';
-import { benchAdminKeys, schemaUrl, startProcess } from './processes.js';
+import { throughput } from './measure.js';
+import { type BenchProcess, benchAdminKeys, schemaUrl, startBenchScript, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 import { type WrkLoad, type WrkResult, wrk } from './wrk.js';
 
-const SEQUENTIAL_CALLS = 3000;
 // This VM stalls a woken process for 1-5 ms now and then, in bursts that come and go over tens of
 // seconds, and a lone request needs four wake-ups in turn (the API, a backend, the API again, wrk). A
 // 5 s window put the lone-client p99 anywhere from 1.4 to 4.1 ms from one run to the next; 15 s
@@ -30,7 +29,7 @@ interface Lookup {
   readonly variables: string;
   /** Draw only user numbers that are multiples of this (only every tenth user has OAuth). */
   readonly step: number;
-  /** The same lookup straight through pg: the baseline without HTTP, auth and GraphQL. */
+  /** The same lookup straight through pg: the throughput without HTTP, auth and GraphQL. */
   readonly sql: (db: Pool, i: number) => Promise<unknown>;
   /** Index-scan nodes on `identities` expected in the plan, and the statement to EXPLAIN. */
   readonly explain: { text: string; values: (i: number) => string[] };
@@ -80,7 +79,10 @@ function lookups(): Lookup[] {
   ];
 }
 
-/** The rows of issue 2: each lookup over HTTP (driven by wrk) beside the same lookup through pg. */
+/**
+ * The rows of issue 2: each lookup over HTTP (driven by wrk), its latency beside the same lookup
+ * behind a bare node:http server and its throughput beside the same lookup through pg.
+ */
 export async function benchLookups(
   db: Pool,
   databaseUrl: string,
@@ -93,23 +95,17 @@ export async function benchLookups(
   // 2-core machine for long enough to lift a lone client's p99 from 2 ms to 7-13 ms.
   const overHttp = await measureOverHttp(lookups(), databaseUrl, count);
   const random = () => Math.floor(Math.random() * count);
-  const viaSql = (lookup: Lookup) => async () => {
-    await lookup.sql(db, random());
-  };
-  const measured: (HttpFigures & { sql: Latency })[] = [];
-  for (const figures of overHttp) {
-    await sequentialLatency(500, viaSql(figures.lookup));
-    measured.push({ ...figures, sql: await sequentialLatency(SEQUENTIAL_CALLS, viaSql(figures.lookup)) });
-  }
   const rows: BenchRow[] = [];
-  for (const { lookup, one, many, sql } of measured) {
-    const sqlQps = await throughput(CONCURRENT_CLIENTS, CONCURRENT_SECONDS, viaSql(lookup));
+  for (const { lookup, api, bare, many } of overHttp) {
+    const sqlQps = await throughput(CONCURRENT_CLIENTS, CONCURRENT_SECONDS, async () => {
+      await lookup.sql(db, random());
+    });
     const scans = await identityIndexScans(db, lookup, random());
     log(`${lookup.name}: plan of the identity probe uses ${scans.join(', ')}`);
     const q = `lookup.${lookup.name}`;
     rows.push(
-      row(`${q}.http_p50`, one.p50, 'ms', 'same lookup via pg, no HTTP (p50)', sql.p50),
-      row(`${q}.http_p99`, one.p99, 'ms', 'same lookup via pg, no HTTP (p99)', sql.p99, '< 3 ms'),
+      row(`${q}.http_p50`, api.p50, 'ms', 'same lookup, bare node:http server (p50)', bare.p50),
+      row(`${q}.http_p99`, api.p99, 'ms', 'same lookup, bare node:http server (p99)', bare.p99, '< 3 ms'),
       row(
         `${q}.http_qps_32_clients`,
         many.qps,
@@ -126,58 +122,79 @@ export async function benchLookups(
 
 interface HttpFigures {
   readonly lookup: Lookup;
-  /** One client. */
-  readonly one: WrkResult;
-  /** 32 clients. */
+  /** The API, one client. */
+  readonly api: WrkResult;
+  /** scripts/bench/bare-lookup-server.ts, one client. */
+  readonly bare: WrkResult;
+  /** The API, 32 clients. */
   readonly many: WrkResult;
 }
 
-/** Starts the API on the generated users and measures every lookup with one client, then 32. */
+/**
+ * Starts the API and the bare lookup server on the generated users, and measures every lookup on
+ * each with one client, then on the API with 32.
+ */
 async function measureOverHttp(
   all: readonly Lookup[],
   databaseUrl: string,
   count: number,
 ): Promise<HttpFigures[]> {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const barePort = port + 1;
   const { jwksFile, token } = await benchAdminKeys('lookups', port);
-  const api = await startProcess(
-    'api/main.ts',
-    [],
-    { PORT: String(port), DATABASE_URL: schemaUrl(databaseUrl, BENCH_SCHEMA), ADMIN_JWKS_FILE: jwksFile },
-    'Admin API on',
-  );
+  const DATABASE_URL = schemaUrl(databaseUrl, BENCH_SCHEMA);
+  const servers: BenchProcess[] = [];
   try {
-    const loadOf = (lookup: Lookup): WrkLoad => ({
-      url: `http://localhost:${port}/_api/admin/graphql`,
+    servers.push(
+      await startProcess(
+        'api/main.ts',
+        [],
+        { PORT: String(port), DATABASE_URL, ADMIN_JWKS_FILE: jwksFile },
+        'Admin API on',
+      ),
+      await startBenchScript(
+        'scripts/bench/bare-lookup-server.ts',
+        { PORT: String(barePort), DATABASE_URL },
+        'bare lookup server on',
+      ),
+    );
+    const load = (lookup: Lookup, url: string): WrkLoad => ({
+      url,
       token,
       document: lookup.document,
       variables: lookup.variables,
       users: count,
       step: lookup.step,
     });
-    // Steady state before measuring anything. On this machine a fresh API process answers a lone
-    // client with a p99 of 3-4 ms at first and 1.2-2.3 ms once it has served a few tens of
-    // thousands of requests (a bare node:http + pg server shows the same curve), so every lookup
-    // is warmed up, loaded and alone, before the first is measured.
+    const onApi = (lookup: Lookup) => load(lookup, `http://localhost:${port}/_api/admin/graphql`);
+    const onBare = (lookup: Lookup) => load(lookup, `http://localhost:${barePort}/${lookup.name}`);
+    // Steady state before measuring anything. On this machine a fresh server process answers a
+    // lone client with a p99 of 3-4 ms at first and 1.2-2.3 ms once it has served a few tens of
+    // thousands of requests, so every lookup is warmed up on both, loaded and alone, before the
+    // first is measured.
     for (const lookup of all) {
-      await wrk(loadOf(lookup), CONCURRENT_CLIENTS, WARM_UP_SECONDS);
-      await wrk(loadOf(lookup), 1, LONE_CLIENT_WARM_UP_SECONDS);
+      for (const target of [onApi(lookup), onBare(lookup)]) {
+        await wrk(target, CONCURRENT_CLIENTS, WARM_UP_SECONDS);
+        await wrk(target, 1, LONE_CLIENT_WARM_UP_SECONDS);
+      }
     }
-    const alone: { lookup: Lookup; one: WrkResult }[] = [];
+    const alone: { lookup: Lookup; api: WrkResult; bare: WrkResult }[] = [];
     for (const lookup of all) {
-      await wrk(loadOf(lookup), 1, WARM_UP_SECONDS);
-      alone.push({ lookup, one: await wrk(loadOf(lookup), 1, SEQUENTIAL_SECONDS) });
+      await wrk(onApi(lookup), 1, WARM_UP_SECONDS);
+      const api = await wrk(onApi(lookup), 1, SEQUENTIAL_SECONDS);
+      await wrk(onBare(lookup), 1, WARM_UP_SECONDS);
+      alone.push({ lookup, api, bare: await wrk(onBare(lookup), 1, SEQUENTIAL_SECONDS) });
     }
     const figures: HttpFigures[] = [];
-    for (const { lookup, one } of alone) {
-      const many = await wrk(loadOf(lookup), CONCURRENT_CLIENTS, CONCURRENT_SECONDS);
-      const failures = one.failures + many.failures;
+    for (const { lookup, api, bare } of alone) {
+      const many = await wrk(onApi(lookup), CONCURRENT_CLIENTS, CONCURRENT_SECONDS);
+      const failures = api.failures + bare.failures + many.failures;
       if (failures > 0) throw new Error(`${lookup.name}: ${failures} answers had errors or no user`);
-      figures.push({ lookup, one, many });
+      figures.push({ lookup, api, bare, many });
     }
     return figures;
   } finally {
-    await api.stop();
+    for (const server of servers) await server.stop();
   }
 }
 

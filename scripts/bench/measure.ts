@@ -1,21 +1,4 @@
-/** Latency percentiles of sequential calls, and throughput of `clients` concurrent loops. */
-export interface Latency {
-  readonly p50: number;
-  readonly p99: number;
-}
-
-export async function sequentialLatency(calls: number, call: () => Promise<void>): Promise<Latency> {
-  const samples = new Float64Array(calls);
-  for (let n = 0; n < calls; n++) {
-    const started = process.hrtime.bigint();
-    await call();
-    samples[n] = Number(process.hrtime.bigint() - started) / 1e6;
-  }
-  samples.sort();
-  const at = (q: number) => samples[Math.min(calls - 1, Math.floor(q * calls))] ?? Number.NaN;
-  return { p50: at(0.5), p99: at(0.99) };
-}
-
+/** Throughput of `clients` concurrent loops of `call`, in calls per second. */
 export async function throughput(
   clients: number,
   seconds: number,

@@ -14,20 +14,38 @@ export interface BenchProcess {
  * `make api` and `make pipeline` do; `make bench` builds first) and resolves once it prints
  * `ready` on stdout.
  */
-export async function startProcess(
+export function startProcess(
   entry: string,
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: string,
 ): Promise<BenchProcess> {
   const compiled = path.join('dist', entry.replace(/\.ts$/, '.js'));
-  const child: ChildProcess = spawn(process.execPath, [compiled, ...args], {
+  return spawnUntilReady(entry, [compiled, ...args], env, ready);
+}
+
+/** Starts a bench script of its own (run through tsx, as the bench is) once it prints `ready`. */
+export function startBenchScript(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  ready: string,
+): Promise<BenchProcess> {
+  return spawnUntilReady(script, ['--import', 'tsx', script], env, ready);
+}
+
+async function spawnUntilReady(
+  name: string,
+  nodeArgs: string[],
+  env: NodeJS.ProcessEnv,
+  ready: string,
+): Promise<BenchProcess> {
+  const child: ChildProcess = spawn(process.execPath, nodeArgs, {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve());
-    child.on('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
+    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
   });
   return {
     pid: child.pid,
