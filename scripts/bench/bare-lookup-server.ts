@@ -61,10 +61,12 @@ const server = http.createServer((req, res) => {
     };
     if (!answer) return reply(404, { errors: [{ message: `no lookup at ${req.url}` }] });
     const name = (req.url ?? '').slice(1);
-    answer((JSON.parse(body) as { variables: Variables }).variables).then(
-      (found) => reply(200, { data: { [name]: found ?? null } }),
-      (err: unknown) => reply(500, { errors: [{ message: String(err) }] }),
-    );
+    Promise.resolve()
+      .then(() => answer((JSON.parse(body) as { variables: Variables }).variables))
+      .then(
+        (found) => reply(200, { data: { [name]: found ?? null } }),
+        (err: unknown) => reply(500, { errors: [{ message: String(err) }] }),
+      );
   });
 });
 

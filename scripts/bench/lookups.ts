@@ -145,6 +145,7 @@ async function measureOverHttp(
   const DATABASE_URL = schemaUrl(databaseUrl, BENCH_SCHEMA);
   const servers: BenchProcess[] = [];
   try {
+    // One at a time, so that a server that started is stopped even when the next fails to start.
     servers.push(
       await startProcess(
         'api/main.ts',
@@ -152,6 +153,8 @@ async function measureOverHttp(
         { PORT: String(port), DATABASE_URL, ADMIN_JWKS_FILE: jwksFile },
         'Admin API on',
       ),
+    );
+    servers.push(
       await startBenchScript(
         'scripts/bench/bare-lookup-server.ts',
         { PORT: String(barePort), DATABASE_URL },
