@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type { JSONWebKeySet } from 'jose';
 import Koa from 'koa';
-import { koaBody } from 'koa-body';
 import type { BlobStorage } from '../pipeline/blob/blob-storage.js';
 import type { TaskBus } from '../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../pipeline/config.js';
@@ -10,6 +9,7 @@ import type { Logger } from '../pipeline/log.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
 import { errorEnvelope } from './errors.js';
 import { graphqlHandler } from './graphql/handler.js';
+import { jsonBody } from './json-body.js';
 import { requestLog } from './request-log.js';
 import { exportRoutes } from './routes/export.js';
 import { importRoutes } from './routes/import.js';
@@ -34,19 +34,7 @@ export function createApp({ config, db, bus, blobs, adminJwks, log }: AppDepende
   const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
 
   const router = new Router();
-  router.all(
-    '/_api/admin/graphql',
-    ...admin,
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: '1mb',
-      urlencoded: false,
-      text: false,
-      multipart: false,
-    }),
-    graphqlHandler(db, config.project, log),
-  );
+  router.all('/_api/admin/graphql', ...admin, jsonBody('1mb'), graphqlHandler(db, config.project, log));
 
   app.use(requestLog(log));
   app.use(errorEnvelope(log));

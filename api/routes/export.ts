@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { koaBody } from 'koa-body';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import type { TaskBus } from '../../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
@@ -13,6 +12,7 @@ import type { ExportTaskOptions } from '../../pipeline/export/run-export.js';
 import type { Logger } from '../../pipeline/log.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
+import { jsonBody } from '../json-body.js';
 import { createdTask, publishTask } from './publish-task.js';
 import { taskStatus } from './task-status.js';
 
@@ -28,14 +28,7 @@ export interface ExportRouteDependencies {
   readonly admin: readonly Middleware[];
 }
 
-const parseJson = koaBody({
-  json: true,
-  jsonStrict: true,
-  jsonLimit: '100kb',
-  urlencoded: false,
-  text: false,
-  multipart: false,
-});
+const parseJson = jsonBody('100kb');
 
 /** POST /_api/admin/users/export and GET /_api/admin/users/export/:id (spec 4.1, 4.2). */
 export function exportRoutes({ config, pool, bus, blobs, log, admin }: ExportRouteDependencies): Router {

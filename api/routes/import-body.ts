@@ -1,19 +1,11 @@
 import type { Middleware } from 'koa';
-import { koaBody } from 'koa-body';
 import { ImportRequestError } from '../errors.js';
+import { jsonBody } from '../json-body.js';
 
 /** Spec 8: the request body of an import is at most 500 KB (DECISIONS.md: 500000 bytes). */
 export const IMPORT_BODY_LIMIT = 500_000;
 
-const parse = koaBody({
-  json: true,
-  jsonStrict: true,
-  jsonLimit: IMPORT_BODY_LIMIT,
-  includeUnparsed: true,
-  urlencoded: false,
-  text: false,
-  multipart: false,
-});
+const parse = jsonBody(IMPORT_BODY_LIMIT, { keepText: true });
 
 /**
  * Parses an import request body: JSON only, within the limit. Leaves the parsed body in

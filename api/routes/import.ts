@@ -6,6 +6,7 @@ import type { Pool } from '../../pipeline/db/pool.js';
 import { findTask, insertTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
+import { findImportDetails } from '../../pipeline/import/import-details.js';
 import type { ImportTaskOptions } from '../../pipeline/import/run-import.js';
 import type { Logger } from '../../pipeline/log.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
@@ -74,27 +75,6 @@ async function importStatus(pool: Pool, task: TaskRow): Promise<Record<string, u
   const status = taskStatus(task);
   if (task.status === 'pending') return status;
   if (task.summary) status.summary = task.summary;
-  const { rows } = await pool.query<DetailRow>(
-    `SELECT index, record, outcome, user_id, warnings, errors FROM import_details WHERE task_id = $1 ORDER BY index`,
-    [task.id],
-  );
-  // Absent values are omitted, never null; the record itself is shown exactly as stored.
-  status.details = rows.map((d) => ({
-    index: d.index,
-    record: d.record,
-    outcome: d.outcome,
-    ...(d.user_id ? { user_id: d.user_id } : {}),
-    ...(d.warnings ? { warnings: d.warnings } : {}),
-    ...(d.errors ? { errors: d.errors } : {}),
-  }));
+  status.details = await findImportDetails(pool, task.id);
   return status;
-}
-
-interface DetailRow {
-  index: number;
-  record: unknown;
-  outcome: string;
-  user_id: string | null;
-  warnings: unknown[] | null;
-  errors: unknown[] | null;
 }
