@@ -10,11 +10,14 @@ import { type BenchProcess, benchAdminKeys, schemaUrl, startBenchScript, startPr
 import { type BenchRow, row } from './report.js';
 import { type WrkLoad, type WrkResult, wrk } from './wrk.js';
 
-// This VM stalls a woken process for 1-5 ms now and then, in bursts that come and go over tens of
-// seconds, and a lone request needs four wake-ups in turn (the API, a backend, the API again, wrk). A
-// 5 s window put the lone-client p99 anywhere from 1.4 to 4.1 ms from one run to the next; 15 s
-// (about 25,000 requests) averages over the bursts.
-const SEQUENTIAL_SECONDS = 15;
+// This VM stalls a woken process for 1-5 ms now and then (and, when its host is busy, for tens or
+// hundreds of ms), in bursts that come and go over seconds, and a lone request needs four wake-ups
+// in turn (the API, a backend, the API again, wrk). One burst inside a single long window decides
+// its p99. So the lone client runs in short windows, the API and the bare server taking turns, and
+// each latency row is the median over the windows: the figure of a typical window, with the same
+// bursts falling on both servers alike. Every window's figures are logged.
+const LONE_CLIENT_WINDOWS = 5;
+const WINDOW_SECONDS = 5;
 const CONCURRENT_CLIENTS = 32;
 const CONCURRENT_SECONDS = 8;
 const WARM_UP_SECONDS = 3;
@@ -93,7 +96,7 @@ export async function benchLookups(
   // Each phase runs alone, and every lone-client phase before any loaded one: a loaded phase
   // leaves dozens of idle backends whose exit, when their pool's idle timeout ends them, took this
   // 2-core machine for long enough to lift a lone client's p99 from 2 ms to 7-13 ms.
-  const overHttp = await measureOverHttp(lookups(), databaseUrl, count);
+  const overHttp = await measureOverHttp(lookups(), databaseUrl, count, log);
   const random = () => Math.floor(Math.random() * count);
   const rows: BenchRow[] = [];
   for (const { lookup, api, bare, many } of overHttp) {
@@ -138,6 +141,7 @@ async function measureOverHttp(
   all: readonly Lookup[],
   databaseUrl: string,
   count: number,
+  log: (l: string) => void,
 ): Promise<HttpFigures[]> {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
   const barePort = port + 1;
@@ -184,9 +188,18 @@ async function measureOverHttp(
     const alone: { lookup: Lookup; api: WrkResult; bare: WrkResult }[] = [];
     for (const lookup of all) {
       await wrk(onApi(lookup), 1, WARM_UP_SECONDS);
-      const api = await wrk(onApi(lookup), 1, SEQUENTIAL_SECONDS);
       await wrk(onBare(lookup), 1, WARM_UP_SECONDS);
-      alone.push({ lookup, api, bare: await wrk(onBare(lookup), 1, SEQUENTIAL_SECONDS) });
+      const api: WrkResult[] = [];
+      const bare: WrkResult[] = [];
+      for (let w = 0; w < LONE_CLIENT_WINDOWS; w++) {
+        api.push(await wrk(onApi(lookup), 1, WINDOW_SECONDS));
+        bare.push(await wrk(onBare(lookup), 1, WINDOW_SECONDS));
+      }
+      log(
+        `${lookup.name}: one client, p50/p99 ms per ${WINDOW_SECONDS} s window: ` +
+          `API ${windows(api)}; bare server ${windows(bare)}`,
+      );
+      alone.push({ lookup, api: typicalWindow(api), bare: typicalWindow(bare) });
     }
     const figures: HttpFigures[] = [];
     for (const { lookup, api, bare } of alone) {
@@ -199,6 +212,24 @@ async function measureOverHttp(
   } finally {
     for (const server of servers) await server.stop();
   }
+}
+
+/** The median window's latencies and requests/s; the failures of all windows. */
+function typicalWindow(results: readonly WrkResult[]): WrkResult {
+  const median = (pick: (r: WrkResult) => number) => {
+    const sorted = results.map(pick).sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  };
+  return {
+    qps: median((r) => r.qps),
+    p50: median((r) => r.p50),
+    p99: median((r) => r.p99),
+    failures: results.reduce((sum, r) => sum + r.failures, 0),
+  };
+}
+
+function windows(results: readonly WrkResult[]): string {
+  return results.map((r) => `${r.p50.toFixed(2)}/${r.p99.toFixed(2)}`).join(' ');
 }
 
 /**
