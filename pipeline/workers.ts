@@ -9,6 +9,10 @@ import { startRetentionSweeper } from './retention.js';
 
 /** The running pipeline workers of one process. */
 export interface Workers {
+  /**
+   * Stops the retention sweeper. The workers take no new message once their bus is closed, which
+   * is left to whoever opened the bus, after this.
+   */
   stop(): Promise<void>;
 }
 
@@ -37,7 +41,6 @@ export async function startWorkers(
   return {
     async stop() {
       stopSweeper();
-      await bus.close();
     },
   };
 }

@@ -90,8 +90,8 @@ export function useExportService(
     );
   });
   after(async () => {
-    if (workers) await workers.stop();
-    else await bus?.close();
+    await workers?.stop();
+    await bus?.close();
   });
 
   const must = <T>(value: T | undefined): T => {

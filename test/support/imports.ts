@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TaskBus } from '../../pipeline/bus/bus.js';
 import { kafkaBus } from '../../pipeline/bus/kafka.js';
 import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
@@ -44,6 +45,7 @@ export function useImportService(
   let config: ServiceConfig | undefined;
   let client: AdminClient | undefined;
   let workers: Workers | undefined;
+  let bus: TaskBus | undefined;
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 
   before(async function () {
@@ -59,11 +61,13 @@ export function useImportService(
     });
     const used =
       transport === 'kafka' ? kafkaBus(config.kafkaBrokers, prefix, log) : postgresQueueBus(db(), log);
+    bus = used;
     workers = await startWorkers(config, db(), used, undefined, log);
     client = adminClient(config, db, keys, () => used);
   });
   after(async () => {
     await workers?.stop();
+    await bus?.close();
   });
 
   const must = <T>(value: T | undefined): T => {

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,12 +18,16 @@ describe('embedded default (smoke)', function () {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'embedded-'));
   // The embedded server runs as the postgres user when we are root: it must reach the folder.
   chmodSync(dataDir, 0o755);
-  const port = 20_000 + Math.floor(Math.random() * 10_000);
+  // Three ports below the kernel's ephemeral range (32768 and up), where an outgoing connection of
+  // another test could hold one of them.
+  const port = 20_000 + Math.floor(Math.random() * 4_000);
+  const postgresPort = port + 4_000;
+  const azuritePort = port + 8_000;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
-    EMBEDDED_POSTGRES_PORT: String(port + 10_000),
-    EMBEDDED_AZURITE_PORT: String(port + 20_000),
+    EMBEDDED_POSTGRES_PORT: String(postgresPort),
+    EMBEDDED_AZURITE_PORT: String(azuritePort),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   };
@@ -100,7 +104,7 @@ describe('embedded default (smoke)', function () {
       await new Promise((resolve) => setTimeout(resolve, 100));
       status = (await (await fetch(`${base}/${id}`, { headers })).json()) as typeof status;
     }
-    expect(status.download_url).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${port + 20_000}/`));
+    expect(status.download_url).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${azuritePort}/`));
     const file = await fetch(status.download_url as string);
     expect(await file.text()).to.equal('sub\n');
   });
@@ -109,8 +113,30 @@ describe('embedded default (smoke)', function () {
     const exited = new Promise<number | null>((resolve) => server?.on('exit', resolve));
     server?.kill('SIGTERM');
     expect(await exited).to.equal(0);
-    expect(await listening(port + 10_000), 'embedded Postgres').to.equal(false);
-    expect(await listening(port + 20_000), 'embedded Azurite').to.equal(false);
+    expect(await listening(postgresPort), 'embedded Postgres').to.equal(false);
+    expect(await listening(azuritePort), 'embedded Azurite').to.equal(false);
+  });
+
+  it('exits 1 when its port is taken, stopping the Postgres and Azurite it started', async () => {
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(port, resolve));
+    try {
+      const second = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts', '--with-workers'], {
+        env: { ...env, LOG_LEVEL: 'error' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let log = '';
+      second.stdout?.on('data', (chunk: Buffer) => {
+        log += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => second.on('exit', resolve));
+      expect(code).to.equal(1);
+      expect(log).to.include('could not start').and.to.include('EADDRINUSE');
+    } finally {
+      squatter.close();
+    }
+    expect(await listening(postgresPort), 'embedded Postgres').to.equal(false);
+    expect(await listening(azuritePort), 'embedded Azurite').to.equal(false);
   });
 });
 
