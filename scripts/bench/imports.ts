@@ -10,7 +10,7 @@ import { Pool as HttpPool } from 'undici';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { batched } from './bench-schema.js';
-import { benchAdminKeys, schemaUrl, startProcess } from './processes.js';
+import { benchAdminKeys, benchPort, schemaUrl, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const RECORDS = 100_000;
@@ -120,7 +120,7 @@ export async function benchImport(
   log(`raw COPY: ${Math.round(copyRate)} records/s`);
 
   const pool = await freshSchema(databaseUrl, 'bench_import');
-  const port = 41_000 + Math.floor(Math.random() * 9_000);
+  const port = benchPort();
   const { jwksFile, token } = await benchAdminKeys('import', port);
   const projectFile = path.resolve('.bench/import-project.json'); // .bench exists: benchAdminKeys made it
   writeFileSync(projectFile, JSON.stringify({ custom_attributes: [{ name: 'member_id', type: 'string' }] }));

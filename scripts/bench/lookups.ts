@@ -6,7 +6,14 @@ import {
 import type { Pool } from '../../pipeline/db/pool.js';
 import { BENCH_SCHEMA, generated } from './bench-schema.js';
 import { throughput } from './measure.js';
-import { type BenchProcess, benchAdminKeys, schemaUrl, startBenchScript, startProcess } from './processes.js';
+import {
+  type BenchProcess,
+  benchAdminKeys,
+  benchPort,
+  schemaUrl,
+  startBenchScript,
+  startProcess,
+} from './processes.js';
 import { type BenchRow, row } from './report.js';
 import { type WrkLoad, type WrkResult, wrk } from './wrk.js';
 
@@ -143,7 +150,7 @@ async function measureOverHttp(
   count: number,
   log: (l: string) => void,
 ): Promise<HttpFigures[]> {
-  const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const port = benchPort();
   const barePort = port + 1;
   const { jwksFile, token } = await benchAdminKeys('lookups', port);
   const DATABASE_URL = schemaUrl(databaseUrl, BENCH_SCHEMA);

@@ -58,6 +58,15 @@ async function spawnUntilReady(
   };
 }
 
+/**
+ * A port for a bench server (and the next one up): random, so that a run does not meet the leftovers
+ * of another, and below the kernel's ephemeral range (32768 and up), where one of the bench's own
+ * outgoing connections could already hold it.
+ */
+export function benchPort(): number {
+  return 24_000 + Math.floor(Math.random() * 8_000);
+}
+
 /** The connection string of a schema of the bench database. */
 export function schemaUrl(databaseUrl: string, schema: string): string {
   const url = new URL(databaseUrl);
