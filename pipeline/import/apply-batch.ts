@@ -1,7 +1,5 @@
-import type { PoolClient } from 'pg';
 import { copyRows } from '../db/copy-rows.js';
-import type { Pool } from '../db/pool.js';
-import { sqlState, UNIQUE_VIOLATION } from '../db/pool.js';
+import { type Pool, type PoolClient, sqlState, UNIQUE_VIOLATION } from '../db/pool.js';
 import { ApiError, envelopeError } from '../errors.js';
 import { loadBatchState } from './load-batch-state.js';
 import type { IndexedRecord } from './parse-records.js';

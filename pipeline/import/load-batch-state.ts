@@ -18,7 +18,7 @@ interface LoadedUser {
 }
 
 /**
- * Loads, in three statements, what a batch refers to: the owners of every login id it mentions,
+ * Loads, in four statements at most, what a batch refers to: the owners of every login id it mentions,
  * the full state of the users its identifiers match (locked for this transaction), and the ids of
  * its role and group keys that exist.
  */

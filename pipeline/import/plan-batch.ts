@@ -46,8 +46,6 @@ export interface ImportOptions {
   readonly validate: RecordValidator;
 }
 
-const STANDARD_MEMBERS = PROFILE_ATTRIBUTES;
-
 export function ownerKey(key: LoginIdKey, value: string): string {
   return `${key}\u0000${value}`;
 }
@@ -193,7 +191,7 @@ function applyCommon(valid: ValidRecord, user: UserState, project: ProjectConfig
     user.loginIds.set(key, { id, value: value.value, original: value.original });
     user.standard[attribute] = value.value;
   }
-  for (const member of STANDARD_MEMBERS) {
+  for (const member of PROFILE_ATTRIBUTES) {
     const value = record[member];
     if (value === undefined) continue;
     if (value === null) delete user.standard[member];

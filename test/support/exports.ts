@@ -1,23 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import type { TaskBus } from '../../pipeline/bus/bus.js';
-import { kafkaBus } from '../../pipeline/bus/kafka.js';
-import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
 import { startWorkers, type Workers } from '../../pipeline/workers.js';
-import {
-  type AdminClient,
-  adminClient,
-  adminToken,
-  makeTestKeys,
-  type TestKeys,
-  testConfig,
-} from './admin-api.js';
+import { type AdminClient, adminClient, makeTestKeys, type TestKeys, testConfig } from './admin-api.js';
 import { useTestSchema } from './database.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
+import { type TaskEndpoints, taskEndpoints, testBus } from './task-endpoints.js';
 
 /** The Azurite started by `make test`. */
 export function testBlobConnectionString(): string {
@@ -32,18 +23,14 @@ export function uniqueContainer(): string {
   return `t-${randomBytes(6).toString('hex')}`;
 }
 
-export interface ExportService {
+/** The export service of one describe block: its schema, container, facade, bus and workers. */
+export interface ExportService extends TaskEndpoints {
   readonly db: () => Pool;
   readonly client: () => AdminClient;
   readonly config: () => ServiceConfig;
   readonly keys: () => TestKeys;
   /** The container of this service's files (a client of its own, for the tests' checks). */
   readonly blobs: () => BlobStorage;
-  post(body: unknown): ReturnType<AdminClient['request']>;
-  status(id: string): Promise<{ statusCode: number; body: Record<string, unknown> }>;
-  /** POSTs an export, waits until it is completed and returns the final status. */
-  run(body: unknown): Promise<Record<string, unknown>>;
-  waitForCompletion(id: string): Promise<Record<string, unknown>>;
 }
 
 /**
@@ -79,13 +66,14 @@ export function useExportService(
     });
     const storage = config.export.blobStorage;
     blobs = config.export.enabled && storage ? await BlobStorage.open(storage, container) : undefined;
-    bus = transport === 'kafka' ? kafkaBus(config.kafkaBrokers, prefix, log) : postgresQueueBus(db(), log);
-    if (options.workers !== false) workers = await startWorkers(config, db(), bus, blobs, log);
+    const used = testBus(transport, prefix, db(), log);
+    bus = used;
+    if (options.workers !== false) workers = await startWorkers(config, db(), used, blobs, log);
     client = adminClient(
       config,
       db,
       keys,
-      () => bus as TaskBus,
+      () => used,
       () => blobs,
     );
   });
@@ -98,43 +86,18 @@ export function useExportService(
     if (value === undefined) throw new Error('the export service is not ready yet');
     return value;
   };
-  const service: ExportService = {
+  return {
     db,
     client: () => must(client),
     config: () => must(config),
     keys: () => must(keys),
     blobs: () => must(blobs),
-    async post(body) {
-      return must(client).request({
-        method: 'POST',
-        url: '/_api/admin/users/export',
-        token: await adminToken(must(keys)),
-        body,
-      });
-    },
-    async status(id) {
-      const res = await must(client).request({
-        method: 'GET',
-        url: `/_api/admin/users/export/${id}`,
-        token: await adminToken(must(keys)),
-      });
-      return { statusCode: res.statusCode, body: JSON.parse(res.body) as Record<string, unknown> };
-    },
-    async run(body) {
-      const res = await service.post(body);
-      if (res.statusCode !== 200) throw new Error(`export refused: ${res.statusCode} ${res.body}`);
-      return service.waitForCompletion((JSON.parse(res.body) as { id: string }).id);
-    },
-    async waitForCompletion(id) {
-      for (let i = 0; i < 600; i++) {
-        const { body } = await service.status(id);
-        if (body.status === 'completed') return body;
-        await sleep(50);
-      }
-      throw new Error(`export ${id} did not complete`);
-    },
+    ...taskEndpoints(
+      '/_api/admin/users/export',
+      () => must(client),
+      () => must(keys),
+    ),
   };
-  return service;
 }
 
 /** Downloads a file through its signed URL: status, headers and body as text. */

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { testDatabaseUrl } from './database.js';
 
@@ -30,4 +31,37 @@ export async function taskProgress(db: Pool, id: string): Promise<{ processed: n
     [id],
   );
   return { processed: rows[0]?.progress_processed ?? 0, status: rows[0]?.status ?? 'missing' };
+}
+
+/** Starts a worker, SIGKILLs it once the task shows progress, and returns the progress it left. */
+export async function killOnceStarted(
+  start: () => ChildProcess,
+  db: Pool,
+  id: string,
+): Promise<{ processed: number; status: string }> {
+  const worker = start();
+  let seen = { processed: 0, status: 'pending' };
+  for (let i = 0; i < 3000 && seen.processed === 0; i++) {
+    await sleep(10);
+    seen = await taskProgress(db, id);
+  }
+  worker.kill('SIGKILL');
+  await new Promise((resolve) => worker.once('exit', resolve));
+  return taskProgress(db, id);
+}
+
+/** Starts a worker, waits (100 s at most) for the task to complete, stops it; the final progress. */
+export async function runToCompletion(
+  start: () => ChildProcess,
+  db: Pool,
+  id: string,
+): Promise<{ processed: number; status: string }> {
+  const worker = start();
+  let end = await taskProgress(db, id);
+  for (let i = 0; i < 2000 && end.status !== 'completed'; i++) {
+    await sleep(50);
+    end = await taskProgress(db, id);
+  }
+  worker.kill('SIGTERM');
+  return end;
 }

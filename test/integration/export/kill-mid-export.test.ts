@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
 import type { TaskBus } from '../../../pipeline/bus/bus.js';
@@ -8,7 +7,7 @@ import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support
 import { useTestSchema } from '../../support/database.js';
 import { download, testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
-import { taskProgress, useWorkerProcesses } from '../../support/worker-process.js';
+import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../support/worker-process.js';
 
 const USERS = 60_000;
 
@@ -36,7 +35,6 @@ describe('export worker killed mid-export (kafka)', function () {
       KAFKA_TOPIC_PREFIX: prefix,
       KAFKA_SESSION_TIMEOUT_MS: '6000',
     });
-  const task = (id: string) => taskProgress(db(), id);
 
   it('leaves no half file, and the next worker writes it whole', async () => {
     await db().query(
@@ -76,26 +74,12 @@ describe('export worker killed mid-export (kafka)', function () {
     expect(res.statusCode, res.body).to.equal(200);
     const { id } = JSON.parse(res.body) as { id: string };
 
-    const first = startWorker();
-    let seen = { processed: 0, status: 'pending' };
-    for (let i = 0; i < 3000 && seen.processed === 0; i++) {
-      await sleep(10);
-      seen = await task(id);
-    }
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
-    const atKill = await task(id);
+    const atKill = await killOnceStarted(startWorker, db(), id);
     expect(atKill.processed, 'the worker was killed while writing').to.be.within(1, USERS - 1);
     expect(atKill.status, 'and before the end').to.equal('pending');
     expect(await blobs.list(), 'no file is visible').to.deep.equal([]);
 
-    const second = startWorker();
-    let end = atKill;
-    for (let i = 0; i < 2000 && end.status !== 'completed'; i++) {
-      await sleep(50);
-      end = await task(id);
-    }
-    second.kill('SIGTERM');
+    const end = await runToCompletion(startWorker, db(), id);
     expect(end).to.deep.equal({ processed: USERS, status: 'completed' });
     expect(await blobs.list()).to.have.length(1);
 

@@ -1,14 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { TaskBus } from '../../../pipeline/bus/bus.js';
-import { kafkaBus } from '../../../pipeline/bus/kafka.js';
-import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 import { HTTPS } from '../../support/imports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
-import { taskProgress, useWorkerProcesses } from '../../support/worker-process.js';
+import { testBus } from '../../support/task-endpoints.js';
+import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../support/worker-process.js';
 
 const RECORDS = 3000;
 const BATCH = 25;
@@ -40,14 +38,12 @@ for (const transport of ['postgres', 'kafka'] as const) {
             }
           : {}),
       });
-    const progress = (id: string) => taskProgress(db(), id);
 
     it('applies every record once and counts it once', async () => {
       const keys = await makeTestKeys();
       const config = testConfig(keys, {}, { trust_proxy: true });
       const log = createLogger('silent');
-      const used =
-        transport === 'kafka' ? kafkaBus(testKafkaBrokers(), prefix, log) : postgresQueueBus(db(), log);
+      const used = testBus(transport, prefix, db(), log);
       bus = used;
       const client = adminClient(config, db, keys, () => used);
       const records = Array.from({ length: RECORDS }, (_, i) => ({ email: `k${i}@example.com` }));
@@ -61,25 +57,11 @@ for (const transport of ['postgres', 'kafka'] as const) {
       expect(res.statusCode, res.body).to.equal(200);
       const { id } = JSON.parse(res.body) as { id: string };
 
-      const first = startWorker();
-      let seen = { processed: 0, status: 'pending' };
-      for (let i = 0; i < 3000 && seen.processed === 0; i++) {
-        await sleep(10);
-        seen = await progress(id);
-      }
-      first.kill('SIGKILL');
-      await new Promise((resolve) => first.once('exit', resolve));
-      const atKill = await progress(id);
+      const atKill = await killOnceStarted(startWorker, db(), id);
       expect(atKill.processed, 'the worker was killed after some batches').to.be.greaterThan(0);
       expect(atKill.status, 'and before the end').to.equal('pending');
 
-      const second = startWorker();
-      let end = atKill;
-      for (let i = 0; i < 2000 && end.status !== 'completed'; i++) {
-        await sleep(50);
-        end = await progress(id);
-      }
-      second.kill('SIGTERM');
+      const end = await runToCompletion(startWorker, db(), id);
       expect(end.status).to.equal('completed');
 
       const { rows } = await db().query(

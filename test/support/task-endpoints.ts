@@ -1,0 +1,62 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TaskBus } from '../../pipeline/bus/bus.js';
+import { kafkaBus } from '../../pipeline/bus/kafka.js';
+import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
+import type { Pool } from '../../pipeline/db/pool.js';
+import type { Logger } from '../../pipeline/log.js';
+import { type AdminClient, adminToken, type TestKeys } from './admin-api.js';
+import { testKafkaBrokers } from './kafka.js';
+
+/** The task bus of a test: real Kafka under its own topic prefix, or the Postgres queue. */
+export function testBus(transport: 'kafka' | 'postgres', prefix: string, db: Pool, log: Logger): TaskBus {
+  return transport === 'kafka' ? kafkaBus(testKafkaBrokers(), prefix, log) : postgresQueueBus(db, log);
+}
+
+/** One task kind's endpoints (spec 4.1-4.4), called as an admin. */
+export interface TaskEndpoints {
+  /** POSTs a request and returns the response. */
+  post(body: unknown): ReturnType<AdminClient['request']>;
+  /** GETs a task's status. */
+  status(id: string): Promise<{ statusCode: number; body: Record<string, unknown> }>;
+  /** POSTs a request, waits until its task is completed and returns the final status. */
+  run(body: unknown): Promise<Record<string, unknown>>;
+  /** Polls a task's status until it is completed, and returns it. */
+  waitForCompletion(id: string): Promise<Record<string, unknown>>;
+}
+
+/** The endpoints at `path` (e.g. `/_api/admin/users/export`), each call with these headers. */
+export function taskEndpoints(
+  path: string,
+  client: () => AdminClient,
+  keys: () => TestKeys,
+  headers: Record<string, string> = {},
+): TaskEndpoints {
+  const endpoints: TaskEndpoints = {
+    async post(body) {
+      return client().request({ method: 'POST', url: path, token: await adminToken(keys()), headers, body });
+    },
+    async status(id) {
+      const res = await client().request({
+        method: 'GET',
+        url: `${path}/${id}`,
+        token: await adminToken(keys()),
+        headers,
+      });
+      return { statusCode: res.statusCode, body: JSON.parse(res.body) as Record<string, unknown> };
+    },
+    async run(body) {
+      const res = await endpoints.post(body);
+      if (res.statusCode !== 200) throw new Error(`${path} refused: ${res.statusCode} ${res.body}`);
+      return endpoints.waitForCompletion((JSON.parse(res.body) as { id: string }).id);
+    },
+    async waitForCompletion(id) {
+      for (let attempt = 0; attempt < 600; attempt++) {
+        const { body } = await endpoints.status(id);
+        if (body.status === 'completed') return body;
+        await sleep(50);
+      }
+      throw new Error(`task ${id} did not complete`);
+    },
+  };
+  return endpoints;
+}
