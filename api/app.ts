@@ -2,10 +2,10 @@ import Router from '@koa/router';
 import type { JSONWebKeySet } from 'jose';
 import Koa from 'koa';
 import type { BlobStorage } from '../pipeline/blob/blob-storage.js';
-import type { TaskBus } from '../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../pipeline/config.js';
 import type { Pool } from '../pipeline/db/pool.js';
 import type { Logger } from '../pipeline/log.js';
+import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
 import { errorEnvelope } from './errors.js';
 import { graphqlHandler } from './graphql/handler.js';
@@ -18,9 +18,11 @@ import { importRoutes } from './routes/import.js';
 export interface AppDependencies {
   readonly config: ServiceConfig;
   readonly db: Pool;
-  readonly bus: TaskBus;
   /** The export files' storage; undefined when export is disabled. */
   readonly blobs: BlobStorage | undefined;
+  readonly secrets: SecretBox;
+  /** Tells the outbox relay that a task was recorded (its message then goes out at once). */
+  readonly taskCreated: () => void;
   readonly adminJwks: JSONWebKeySet;
   readonly log: Logger;
 }
@@ -29,7 +31,7 @@ export interface AppDependencies {
  * The facade's middleware chain: request log, the error envelope, then per admin route the Host
  * check and the admin JWT before anything reads the body.
  */
-export function createApp({ config, db, bus, blobs, adminJwks, log }: AppDependencies): Koa {
+export function createApp({ config, db, blobs, secrets, taskCreated, adminJwks, log }: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
   const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
 
@@ -38,14 +40,10 @@ export function createApp({ config, db, bus, blobs, adminJwks, log }: AppDepende
 
   app.use(requestLog(log));
   app.use(errorEnvelope(log));
-  const imports = importRoutes({ config, pool: db, bus, log, admin });
-  const exports = exportRoutes({ config, pool: db, bus, blobs, log, admin });
-
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  app.use(imports.routes());
-  app.use(imports.allowedMethods());
-  app.use(exports.routes());
-  app.use(exports.allowedMethods());
+  const tasks = { config, pool: db, blobs, secrets, taskCreated, log, admin };
+  for (const routes of [router, importRoutes(tasks), exportRoutes(tasks)]) {
+    app.use(routes.routes());
+    app.use(routes.allowedMethods());
+  }
   return app;
 }

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { ApiError, envelopeError, STATUS_BY_NAME } from '../pipeline/errors.js';
+import { ApiError, classifyFault, envelopeError, serviceUnavailable } from '../pipeline/errors.js';
 import type { Logger } from '../pipeline/log.js';
 
 /**
@@ -9,7 +9,7 @@ import type { Logger } from '../pipeline/log.js';
 export class ImportRequestError extends Error {
   override readonly name = 'ImportRequestError';
   constructor(
-    readonly status: 400 | 413 | 503,
+    readonly status: 400 | 413,
     message: string,
   ) {
     super(message);
@@ -22,12 +22,15 @@ export function envelope(err: ApiError): { error: Record<string, unknown> } {
 }
 
 /**
- * Converts what the HTTP layer itself throws (koa-body and co-body errors carry an HTTP `status`,
- * and `expose` when their message is meant for the caller) into API errors; anything else is an
+ * Converts anything thrown into an API error: what the HTTP layer throws (koa-body and co-body
+ * errors carry an HTTP `status`, and `expose` when their message is meant for the caller); a
+ * dependency that is down is 503 ServiceUnavailable with `Retry-After`; anything else is an
  * InternalError whose detail stays in the log.
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  const fault = classifyFault(err);
+  if (fault.kind === 'transient') return serviceUnavailable(fault.dependency ?? 'database', err);
   const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
   if (status === 413) {
     return new ApiError(
@@ -35,13 +38,15 @@ export function toApiError(err: unknown): ApiError {
       'RequestEntityTooLarge',
       'request body too large',
       undefined,
-      err,
+      {
+        cause: err,
+      },
     );
   }
   if (status >= 400 && status < 500) {
-    return new ApiError('Invalid', 'BadRequest', clientMessage(err), undefined, err);
+    return new ApiError('Invalid', 'BadRequest', clientMessage(err), undefined, { cause: err });
   }
-  return new ApiError('InternalError', 'UnexpectedError', 'unexpected error', undefined, err);
+  return new ApiError('InternalError', 'UnexpectedError', 'unexpected error', undefined, { cause: err });
 }
 
 function clientMessage(err: unknown): string {
@@ -50,11 +55,17 @@ function clientMessage(err: unknown): string {
   return exposed && err instanceof Error ? err.message : 'bad request';
 }
 
-/** The one middleware that writes error responses, and logs each failed request once. */
+/**
+ * The one middleware that writes error responses, and logs each failed request once. A path no
+ * route answers is a NotFound in the envelope too.
+ */
 export function errorEnvelope(log: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError('NotFound', 'NotFound', 'no such endpoint');
+      }
     } catch (thrown) {
       if (thrown instanceof ImportRequestError) {
         ctx.status = thrown.status;
@@ -63,7 +74,10 @@ export function errorEnvelope(log: Logger): Middleware {
       }
       const err = toApiError(thrown);
       if (err.name === 'InternalError') log.error({ err: thrown, path: ctx.path }, 'request failed');
-      ctx.status = STATUS_BY_NAME[err.name];
+      if (err.name === 'ServiceUnavailable')
+        log.warn({ err: thrown, path: ctx.path }, 'request met an outage');
+      ctx.status = err.status;
+      ctx.set(err.headers);
       ctx.body = envelope(err);
     }
   };

@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type ConfigDocument, type ProjectConfigDocument, validateConfig } from '../schemas/index.js';
+import type { ErrorObject } from 'ajv';
+import {
+  type ConfigDocument,
+  configSchema,
+  type ProjectConfigDocument,
+  validateConfig,
+} from '../schemas/index.js';
 import { ConfigError } from './errors.js';
 
 export type LoginIdKey = 'email' | 'username' | 'phone';
@@ -45,6 +51,12 @@ export interface ServiceConfig {
   readonly kafkaSessionTimeoutMs: number;
   /** How long a completed task (its details, input and file) is kept: 24 h (spec 8). */
   readonly taskRetentionSeconds: number;
+  /** A pending task with no sign of a worker for this long ends TaskExpired. */
+  readonly taskExpirySeconds: number;
+  /** How long a task retries through transient faults before it fails. */
+  readonly taskRetrySeconds: number;
+  /** The key sealing stored secrets (base64); absent: a key kept in the data folder. */
+  readonly taskSecrets: { readonly key: string | undefined; readonly previousKeys: readonly string[] };
   /** Import records applied per transaction. */
   readonly importBatchSize: number;
   /** Tasks of one kind that a worker process runs at once. */
@@ -63,6 +75,8 @@ export interface ExportConfig {
   readonly embeddedAzuritePort: number;
   readonly downloadUrlSeconds: number;
   readonly maxConcurrent: number;
+  /** An export running longer than this ends TaskTimedOut. */
+  readonly timeLimitSeconds: number;
   readonly rateLimit: { readonly count: number; readonly periodSeconds: number };
 }
 
@@ -83,6 +97,11 @@ const ENV_KEYS = {
   KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
   KAFKA_SESSION_TIMEOUT_MS: 'kafka_session_timeout_ms',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
+  TASK_EXPIRY_SECONDS: 'task_expiry_seconds',
+  TASK_RETRY_SECONDS: 'task_retry_seconds',
+  TASK_SECRETS_KEY: 'task_secrets_key',
+  TASK_SECRETS_PREVIOUS_KEYS: 'task_secrets_previous_keys',
+  EXPORT_TIME_LIMIT_SECONDS: 'export_time_limit_seconds',
   IMPORT_BATCH_SIZE: 'import_batch_size',
   WORKER_CONCURRENCY: 'worker_concurrency',
   EXPORT_ENABLED: 'export_enabled',
@@ -97,12 +116,17 @@ const ENV_KEYS = {
   EXPORT_RATE_LIMIT_PERIOD_SECONDS: 'export_rate_limit_period_seconds',
 } as const;
 
+/** Boolean variables also take 1 and 0, as DECISIONS.md writes TRUST_PROXY. */
+const BOOLEAN_WORDS: Readonly<Record<string, string>> = { '1': 'true', '0': 'false' };
+
 /** Reads the configuration from the environment and the project file named by PROJECT_CONFIG. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const raw: Record<string, unknown> = {};
   for (const [variable, key] of Object.entries(ENV_KEYS)) {
-    const value = env[variable];
-    if (value !== undefined && value !== '') raw[key] = value;
+    const value = env[variable]?.trim();
+    if (value === undefined || value === '') continue;
+    const isBoolean = (configSchema.properties as Record<string, PropertyRule>)[key]?.type === 'boolean';
+    raw[key] = isBoolean ? (BOOLEAN_WORDS[value] ?? value.toLowerCase()) : value;
   }
   raw.project = env.PROJECT_CONFIG ? readProjectFile(env.PROJECT_CONFIG) : {};
   return configFromDocument(raw);
@@ -112,10 +136,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
 export function configFromDocument(raw: Record<string, unknown>): ServiceConfig {
   const doc = structuredClone(raw);
   if (!validateConfig(doc)) {
-    const problems = (validateConfig.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
-    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+    const problems = (validateConfig.errors ?? []).map(describeProblem);
+    throw new ConfigError(`invalid configuration: ${[...new Set(problems)].join('; ')}`);
   }
   return deepFreeze(toServiceConfig(doc));
+}
+
+const VARIABLE_OF_KEY = new Map<string, string>(
+  Object.entries(ENV_KEYS).map(([variable, key]) => [key, variable]),
+);
+
+/**
+ * One problem as its user wrote it: the environment variable (or the project file's member) and
+ * the rule it breaks, e.g. `PORT must be an integer from 1 to 65535`.
+ */
+function describeProblem(error: ErrorObject): string {
+  const [, top = '', ...rest] = error.instancePath.split('/');
+  const variable = VARIABLE_OF_KEY.get(top);
+  const where =
+    variable ??
+    (top === 'project'
+      ? `PROJECT_CONFIG ${rest.length > 0 ? rest.join('.') : '(the file)'}`
+      : error.instancePath || 'configuration');
+  const property = variable ? (configSchema.properties as Record<string, PropertyRule>)[top] : undefined;
+  return `${where} ${property ? ruleOf(property, error) : (error.message ?? error.keyword)}`;
+}
+
+interface PropertyRule {
+  readonly type?: string;
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly enum?: readonly string[];
+}
+
+function ruleOf(rule: PropertyRule, error: ErrorObject): string {
+  if (rule.enum) return `must be one of ${rule.enum.join(', ')}`;
+  if (rule.type === 'boolean') return 'must be true, false, 1 or 0';
+  if (rule.type === 'integer') {
+    return rule.maximum === undefined
+      ? `must be an integer of at least ${rule.minimum ?? 0}`
+      : `must be an integer from ${rule.minimum ?? 0} to ${rule.maximum}`;
+  }
+  return error.keyword === 'pattern' ? 'has an invalid format' : (error.message ?? error.keyword);
 }
 
 function readProjectFile(file: string): unknown {
@@ -139,6 +201,12 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     kafkaTopicPrefix: doc.kafka_topic_prefix,
     kafkaSessionTimeoutMs: doc.kafka_session_timeout_ms,
     taskRetentionSeconds: doc.task_retention_seconds,
+    taskExpirySeconds: doc.task_expiry_seconds,
+    taskRetrySeconds: doc.task_retry_seconds,
+    taskSecrets: {
+      key: doc.task_secrets_key,
+      previousKeys: doc.task_secrets_previous_keys ? doc.task_secrets_previous_keys.split(',') : [],
+    },
     importBatchSize: doc.import_batch_size,
     workerConcurrency: doc.worker_concurrency,
     export: {
@@ -148,6 +216,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
       embeddedAzuritePort: doc.embedded_azurite_port,
       downloadUrlSeconds: doc.export_download_url_seconds,
       maxConcurrent: doc.export_max_concurrent,
+      timeLimitSeconds: doc.export_time_limit_seconds,
       rateLimit: { count: doc.export_rate_limit, periodSeconds: doc.export_rate_limit_period_seconds },
     },
     project: toProjectConfig(doc.project, doc.port),

@@ -1,7 +1,8 @@
 /**
- * Errors in the API's vocabulary: a stable `name` (which fixes the HTTP status) and `reason`, an
- * optional `info`, and the `cause`. Only these errors are shown to a caller; anything else is an
- * InternalError whose details stay in the log.
+ * The one error family of the service. An ApiError is what a caller sees: a stable `name` (which
+ * fixes the HTTP status) and `reason`, an optional `info`, response headers (`Retry-After`) and
+ * whether trying again later may succeed. `classifyFault` is the one place that tells what any
+ * other error means: Postgres by SQLSTATE, Node and Kafka by their codes, Azure by its status.
  */
 export type ErrorName =
   | 'Invalid'
@@ -25,23 +26,53 @@ export const STATUS_BY_NAME: Readonly<Record<ErrorName, number>> = {
   ServiceUnavailable: 503,
 };
 
+/** Extra members of an ApiError beyond name, reason, message and info. */
+export interface ApiErrorOptions {
+  readonly cause?: unknown;
+  /** Response headers that go with the error, e.g. `Retry-After`. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 export class ApiError extends Error {
   override readonly name: ErrorName;
   readonly reason: string;
   readonly info: Readonly<Record<string, unknown>> | undefined;
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     name: ErrorName,
     reason: string,
     message: string,
     info?: Record<string, unknown>,
-    cause?: unknown,
+    options: ApiErrorOptions = {},
   ) {
-    super(message, cause === undefined ? undefined : { cause });
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = name;
     this.reason = reason;
     this.info = info;
+    this.headers = options.headers ?? {};
   }
+
+  /** The HTTP status of the error's name. */
+  get status(): number {
+    return STATUS_BY_NAME[this.name];
+  }
+
+  /** Whether the same request may succeed later (the service was busy or a dependency was down). */
+  get retriable(): boolean {
+    return this.name === 'ServiceUnavailable' || this.name === 'TooManyRequest';
+  }
+}
+
+/** A dependency was unreachable: 503 with `Retry-After` (DECISIONS.md, Transport security). */
+export function serviceUnavailable(dependency: Dependency, cause?: unknown, retryAfterSeconds = 5): ApiError {
+  return new ApiError(
+    'ServiceUnavailable',
+    'ServiceUnavailable',
+    `the ${dependency} is unavailable; try again later`,
+    { dependency },
+    { cause, headers: { 'Retry-After': String(retryAfterSeconds) } },
+  );
 }
 
 /** The members of an error object: `{name, reason, message, info?}` (`info` omitted when empty). */
@@ -57,10 +88,107 @@ export function errorFields(err: ApiError): Record<string, unknown> {
 /** The error object of the envelope: the fields and the HTTP `code` of the error's name. */
 export function envelopeError(err: ApiError): Record<string, unknown> {
   const { info, ...fields } = errorFields(err);
-  return { ...fields, code: STATUS_BY_NAME[err.name], ...(info ? { info } : {}) };
+  return { ...fields, code: err.status, ...(info ? { info } : {}) };
 }
 
 /** A configuration file or variable that does not pass its schema; the service refuses to start. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+/** The outside services a fault can come from. */
+export type Dependency = 'database' | 'task bus' | 'blob storage';
+
+/**
+ * What an error means for the work that met it:
+ * - `transient`: a dependency was unreachable or busy; the same work may succeed later;
+ * - `data`: the database refused a value (SQLSTATE class 22, 23 or 54): the record is at fault;
+ * - `unknown`: an error with no code at all. node-postgres reports a connection that ended under a
+ *   query that way (https://github.com/brianc/node-postgres/blob/master/packages/pg/lib/client.js),
+ *   and so does a bug: a task retries it a few times, a request answers InternalError;
+ * - `permanent`: anything else; trying again will not help.
+ */
+export type Fault =
+  | { readonly kind: 'transient'; readonly dependency: Dependency | undefined; readonly code: string }
+  | { readonly kind: 'data'; readonly code: string }
+  | { readonly kind: 'unknown'; readonly code: undefined }
+  | { readonly kind: 'permanent'; readonly code: string };
+
+/** Postgres SQLSTATE classes (first two characters) of each kind of fault. */
+const TRANSIENT_SQLSTATE_CLASSES = new Set([
+  '08', // connection exception
+  '40', // transaction rollback: serialization failure, deadlock
+  '53', // insufficient resources
+  '57', // operator intervention: admin shutdown, crash shutdown, cannot connect now
+  '58', // system error (I/O)
+]);
+const DATA_SQLSTATE_CLASSES = new Set([
+  '22', // data exception: a NUL byte, an invalid text representation, a value out of range
+  '23', // integrity constraint violation: a unique login id taken meanwhile
+  '54', // program limit exceeded: a value too large for its index
+]);
+
+/** Node's codes of a network connection that failed or broke. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Postgres SQLSTATE for a unique constraint violation. */
+export const UNIQUE_VIOLATION = '23505';
+
+/** The SQLSTATE of a Postgres error, if it is one (five characters, as the server sends it). */
+export function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  const severity = (err as { severity?: unknown } | null)?.severity;
+  return typeof code === 'string' && typeof severity === 'string' && /^[0-9A-Z]{5}$/.test(code)
+    ? code
+    : undefined;
+}
+
+/** Classifies an error by its codes, never by its message text. */
+export function classifyFault(err: unknown): Fault {
+  if (err instanceof ApiError) {
+    return err.name === 'ServiceUnavailable'
+      ? { kind: 'transient', dependency: err.info?.dependency as Dependency | undefined, code: err.reason }
+      : { kind: 'permanent', code: err.reason };
+  }
+  const state = sqlState(err);
+  if (state) {
+    const cls = state.slice(0, 2);
+    if (TRANSIENT_SQLSTATE_CLASSES.has(cls))
+      return { kind: 'transient', dependency: 'database', code: state };
+    if (DATA_SQLSTATE_CLASSES.has(cls)) return { kind: 'data', code: state };
+    return { kind: 'permanent', code: state };
+  }
+  const e = err as { code?: unknown; statusCode?: unknown; retriable?: unknown; name?: unknown } | null;
+  // Azure's RestError: the service's HTTP status, or REQUEST_SEND_ERROR when it was not reached.
+  if (e?.name === 'RestError') {
+    const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
+    const code = typeof e.code === 'string' ? e.code : String(status);
+    const transient =
+      status === 0 || status === 408 || status === 429 || status >= 500 || code === 'InvalidBlockList';
+    return transient ? { kind: 'transient', dependency: 'blob storage', code } : { kind: 'permanent', code };
+  }
+  // kafkajs marks each of its errors retriable or not.
+  if (typeof e?.name === 'string' && e.name.startsWith('KafkaJS')) {
+    return e.retriable === true ||
+      e.name === 'KafkaJSNumberOfRetriesExceeded' ||
+      e.name === 'KafkaJSConnectionError'
+      ? { kind: 'transient', dependency: 'task bus', code: e.name }
+      : { kind: 'permanent', code: e.name };
+  }
+  if (typeof e?.code === 'string' && NETWORK_CODES.has(e.code)) {
+    return { kind: 'transient', dependency: undefined, code: e.code };
+  }
+  return typeof e?.code === 'string' ? { kind: 'permanent', code: e.code } : { kind: 'unknown', code: undefined };
 }

@@ -1,3 +1,5 @@
+import { loadConfig, type ServiceConfig } from './config.js';
+import { ConfigError } from './errors.js';
 import type { Logger } from './log.js';
 
 /** The parts a service process has started, stopped in reverse order when it ends. */
@@ -43,5 +45,19 @@ export async function runService(log: Logger, start: (lifecycle: Lifecycle) => P
     await start({ started: (name, stopPart) => parts.push({ name, stop: stopPart }) });
   } catch (err) {
     fail('could not start')(err);
+  }
+}
+
+/**
+ * The configuration of a service process; an invalid one ends the process with exit code 2 and
+ * one line naming each variable and its rule, never a stack trace.
+ */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
   }
 }

@@ -1,9 +1,7 @@
 import type { BlobStorage } from './blob/blob-storage.js';
 import type { Pool } from './db/pool.js';
-import { deleteTasks, findExpiredTasks } from './db/tasks.js';
+import { deleteTasks, findTasksPastRetention } from './db/tasks.js';
 import type { Logger } from './log.js';
-
-const SWEEP_EVERY_MS = 60_000;
 
 /**
  * Deletes completed tasks past retention: an export's file first, then the task with its details
@@ -16,7 +14,7 @@ export async function sweepExpiredTasks(
   retentionSeconds: number,
   log: Logger,
 ): Promise<string[]> {
-  const expired = await findExpiredTasks(pool, retentionSeconds);
+  const expired = await findTasksPastRetention(pool, retentionSeconds);
   const deletable: string[] = [];
   for (const task of expired) {
     if (task.file_name) {
@@ -32,22 +30,4 @@ export async function sweepExpiredTasks(
   }
   if (deletable.length > 0) await deleteTasks(pool, deletable);
   return deletable;
-}
-
-/** Sweeps now and then every minute (or every retention period, if shorter); returns a stop function. */
-export function startRetentionSweeper(
-  pool: Pool,
-  blobs: BlobStorage | undefined,
-  retentionSeconds: number,
-  log: Logger,
-): () => void {
-  const sweep = () =>
-    sweepExpiredTasks(pool, blobs, retentionSeconds, log).then(
-      (ids) => ids.length > 0 && log.info({ tasks: ids.length }, 'expired tasks deleted'),
-      (err) => log.error({ err }, 'retention sweep failed'),
-    );
-  void sweep();
-  const timer = setInterval(sweep, Math.min(SWEEP_EVERY_MS, retentionSeconds * 1000));
-  timer.unref();
-  return () => clearInterval(timer);
 }

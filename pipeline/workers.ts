@@ -5,42 +5,41 @@ import type { Pool } from './db/pool.js';
 import { runExport } from './export/run-export.js';
 import { runImport } from './import/run-import.js';
 import type { Logger } from './log.js';
-import { startRetentionSweeper } from './retention.js';
+import { taskRunner } from './tasks/run-task.js';
+import type { SecretBox } from './tasks/task-secrets.js';
 
-/** The running pipeline workers of one process. */
-export interface Workers {
-  /**
-   * Stops the retention sweeper. The workers take no new message once their bus is closed, which
-   * is left to whoever opened the bus, after this.
-   */
-  stop(): Promise<void>;
+/** What the pipeline workers of a process stand on. */
+export interface WorkerDependencies {
+  readonly config: ServiceConfig;
+  readonly pool: Pool;
+  readonly bus: TaskBus;
+  /** The export files' storage; undefined when export is disabled. */
+  readonly blobs: BlobStorage | undefined;
+  readonly secrets: SecretBox;
+  readonly log: Logger;
 }
 
 /**
- * Subscribes the import and export workers to the bus and starts the retention sweeper. `blobs`
- * is the export files' storage, undefined when export is disabled.
+ * Subscribes the import and export workers to the bus; each task runs through the one task
+ * runner. They take no new message once the bus is closed, which is left to whoever opened it.
  */
-export async function startWorkers(
-  config: ServiceConfig,
-  pool: Pool,
-  bus: TaskBus,
-  blobs: BlobStorage | undefined,
-  log: Logger,
-): Promise<Workers> {
+export async function startWorkers({
+  config,
+  pool,
+  bus,
+  blobs,
+  secrets,
+  log,
+}: WorkerDependencies): Promise<void> {
+  const runner = taskRunner(pool, config, log);
   await bus.subscribe(
     'import',
-    (message) => runImport(pool, config, message.task_id, log),
+    (message) => runner.run('import', message.task_id, (run) => runImport(pool, config, secrets, run)),
     config.workerConcurrency,
   );
   await bus.subscribe(
     'export',
-    (message) => runExport(pool, blobs, config, message.task_id, log),
+    (message) => runner.run('export', message.task_id, (run) => runExport(pool, blobs, config, run)),
     config.workerConcurrency,
   );
-  const stopSweeper = startRetentionSweeper(pool, blobs, config.taskRetentionSeconds, log);
-  return {
-    async stop() {
-      stopSweeper();
-    },
-  };
 }

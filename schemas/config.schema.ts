@@ -20,7 +20,7 @@ export const configSchema = {
     azure_storage_account_key: ['azure_storage_account_name'],
   },
   properties: {
-    port: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
+    port: { type: 'integer', minimum: 1, maximum: 65535, default: 3000 },
     database_url: { type: 'string', minLength: 1 },
     data_dir: { type: 'string', minLength: 1, default: '.data' },
     embedded_postgres_port: { type: 'integer', minimum: 1, maximum: 65535, default: 5433 },
@@ -33,6 +33,16 @@ export const configSchema = {
     // How soon a dead worker's partitions go to another (the broker allows 6000 at the least).
     kafka_session_timeout_ms: { type: 'integer', minimum: 6000, default: 30000 },
     task_retention_seconds: { type: 'integer', minimum: 1, default: 86400 },
+    // A pending task with no sign of a worker for this long ends TaskExpired (10 minutes).
+    task_expiry_seconds: { type: 'integer', minimum: 1, default: 600 },
+    // An export running longer than this ends TaskTimedOut (2 hours).
+    export_time_limit_seconds: { type: 'integer', minimum: 1, default: 7200 },
+    // How long a task retries through transient faults (a dependency down) before it fails.
+    task_retry_seconds: { type: 'integer', minimum: 0, default: 300 },
+    // AES-256 key (32 bytes, base64) sealing the secrets of stored import requests; previous keys
+    // (comma-separated) still open what they sealed. Unset: a key kept in the data folder.
+    task_secrets_key: { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$' },
+    task_secrets_previous_keys: { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=(,[A-Za-z0-9+/]{43}=)*$' },
     import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 2000 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 2 },

@@ -16,13 +16,15 @@ export const exportRequestSchema = {
         fields: {
           type: 'array',
           minItems: 1,
+          // A bound on the file's width and on the work one export may hold the slot for.
+          maxItems: 200,
           items: {
             type: 'object',
             additionalProperties: false,
             required: ['pointer'],
             properties: {
-              pointer: { type: 'string', pattern: '^(/([^~/]|~[01])+)+$' },
-              field_name: { type: 'string', minLength: 1 },
+              pointer: { type: 'string', maxLength: 512, pattern: '^(/([^~/]|~[01])+)+$' },
+              field_name: { type: 'string', minLength: 1, maxLength: 256 },
             },
           },
         },

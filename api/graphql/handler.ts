@@ -1,10 +1,11 @@
 import { type DocumentNode, GraphQLError, parse, validate } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/koa';
 import type { Middleware } from 'koa';
+import { LRUCache } from 'lru-cache';
 import type { ProjectConfig } from '../../pipeline/config.js';
 import type { Queryable } from '../../pipeline/db/pool.js';
-import { ApiError } from '../../pipeline/errors.js';
 import type { Logger } from '../../pipeline/log.js';
+import { toApiError } from '../errors.js';
 import { compiledExecute } from './compiled-execute.js';
 import type { GraphQLContext } from './context.js';
 import { userLookups } from './lookup-batches.js';
@@ -21,7 +22,7 @@ const MAX_CACHED_DOCUMENT_LENGTH = 8 * 1024;
  * InternalError and logged, so no SQL text or stack reaches the caller.
  */
 export function graphqlHandler(db: Queryable, project: ProjectConfig, log: Logger): Middleware {
-  const documents = new Map<string, DocumentNode>();
+  const documents = new LRUCache<string, DocumentNode>({ max: MAX_CACHED_DOCUMENTS });
   const validated = new WeakSet<DocumentNode>();
   const context: GraphQLContext = { db, lookups: userLookups(db), project };
 
@@ -33,10 +34,7 @@ export function graphqlHandler(db: Queryable, project: ProjectConfig, log: Logge
       let document = documents.get(text);
       if (!document) {
         document = parse(source);
-        if (text.length <= MAX_CACHED_DOCUMENT_LENGTH) {
-          if (documents.size >= MAX_CACHED_DOCUMENTS) documents.clear();
-          documents.set(text, document);
-        }
+        if (text.length <= MAX_CACHED_DOCUMENT_LENGTH) documents.set(text, document);
       }
       return document;
     },
@@ -55,10 +53,7 @@ export function graphqlHandler(db: Queryable, project: ProjectConfig, log: Logge
 export function formatGraphQLError(err: Readonly<GraphQLError | Error>, log: Logger): GraphQLError | Error {
   if (!(err instanceof GraphQLError) || err.originalError === undefined) return err;
   const original = err.originalError;
-  const api =
-    original instanceof ApiError
-      ? original
-      : new ApiError('InternalError', 'UnexpectedError', 'unexpected error', undefined, original);
+  const api = toApiError(original);
   if (api.name === 'InternalError') log.error({ err: original, path: err.path }, 'graphql resolver failed');
   return new GraphQLError(api.message, {
     ...(err.nodes ? { nodes: err.nodes } : {}),

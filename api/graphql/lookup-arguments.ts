@@ -3,6 +3,7 @@ import type { LookupAttribute } from '../../pipeline/db/lookups.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import { type Normalized, normalizeLoginId } from '../../pipeline/identity/normalize.js';
+import { isStorableText } from '../../pipeline/storable-text.js';
 
 /** A lookup argument that is not allowed or not valid: `Invalid`/`GetUsersInvalidArgument`. */
 export function invalidArgument(argument: string, message: string): ApiError {
@@ -49,6 +50,14 @@ export function loginIdArguments(
 
 /** Checks that the alias is a configured provider and the subject id is not empty. */
 export function oauthArguments(project: ProjectConfig, alias: string, subjectId: string): void {
+  for (const [argument, value] of [
+    ['oauthProviderAlias', alias],
+    ['oauthProviderUserID', subjectId],
+  ] as const) {
+    if (!isStorableText(value)) {
+      throw invalidArgument(argument, `${argument} must not contain NUL or unpaired surrogate characters`);
+    }
+  }
   if (!project.oauthProviders.has(alias)) {
     throw invalidArgument('oauthProviderAlias', `unknown OAuth provider alias: ${alias}`);
   }

@@ -1,45 +1,41 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
-import type { TaskBus } from '../../pipeline/bus/bus.js';
-import type { ServiceConfig } from '../../pipeline/config.js';
-import { admitExport, RateLimitedError } from '../../pipeline/db/export-tasks.js';
-import type { Pool } from '../../pipeline/db/pool.js';
+import { admitExport } from '../../pipeline/db/export-tasks.js';
 import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
 import type { ExportTaskOptions } from '../../pipeline/export/run-export.js';
-import type { Logger } from '../../pipeline/log.js';
+import { failAndRefund, TASK_ENDINGS } from '../../pipeline/tasks/task-failure.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
 import { jsonBody } from '../json-body.js';
-import { createdTask, publishTask } from './publish-task.js';
-import { taskStatus } from './task-status.js';
-
-/** What the export routes stand on. */
-export interface ExportRouteDependencies {
-  readonly config: ServiceConfig;
-  readonly pool: Pool;
-  readonly bus: TaskBus;
-  /** The export files' storage; undefined when export is disabled. */
-  readonly blobs: BlobStorage | undefined;
-  readonly log: Logger;
-  /** Host and admin JWT checks, shared with the other admin routes. */
-  readonly admin: readonly Middleware[];
-}
+import type { TaskRouteDependencies } from './task-routes.js';
+import { createdTask, taskStatus } from './task-status.js';
 
 const parseJson = jsonBody('100kb');
+const PATH = '/_api/admin/users/export';
 
-/** POST /_api/admin/users/export and GET /_api/admin/users/export/:id (spec 4.1, 4.2). */
-export function exportRoutes({ config, pool, bus, blobs, log, admin }: ExportRouteDependencies): Router {
+/**
+ * POST /_api/admin/users/export and GET /_api/admin/users/export/:id (spec 4.1, 4.2), and DELETE on
+ * the status path, which cancels a pending or running export (DECISIONS.md, Tasks).
+ */
+export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRouteDependencies): Router {
   const router = new Router();
-  /** The files' storage; both endpoints answer UserExportDisabled without one (spec 7). */
+  /** Every export endpoint answers UserExportDisabled without a storage (spec 7). */
   const storage = (): BlobStorage => {
     if (!blobs) throw new ApiError('InternalError', 'UserExportDisabled', 'user export is disabled');
     return blobs;
   };
+  /** The project's export task named by the path, or TaskNotFound. */
+  const taskOf = async (id: string): Promise<TaskRow> => {
+    const task = isTaskId('export', id)
+      ? await findTask(pool, config.project.id, 'export', id, config.taskRetentionSeconds)
+      : undefined;
+    if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such export task');
+    return task;
+  };
 
-  router.post('/_api/admin/users/export', ...admin, async (ctx) => {
+  router.post(PATH, ...admin, async (ctx) => {
     storage();
     if (!ctx.is('application/json')) {
       throw new ApiError('Invalid', 'BadRequest', 'Content-Type must be application/json');
@@ -63,31 +59,30 @@ export function exportRoutes({ config, pool, bus, blobs, log, admin }: ExportRou
       });
     }
     const options: ExportTaskOptions = { format: request.format, fields };
-    let task: TaskRow;
-    try {
-      task = await admitExport(pool, config.export, { id: newTaskId('export'), options: { ...options } });
-    } catch (err) {
-      if (err instanceof RateLimitedError) ctx.set('Retry-After', String(err.retryAfterSeconds));
-      throw err;
-    }
-    if (!(await publishTask(bus, pool, log, task))) {
-      throw new ApiError(
-        'ServiceUnavailable',
-        'TaskQueueUnavailable',
-        'the task queue is unavailable; try again later',
-      );
-    }
+    const task = await admitExport(pool, config.export, {
+      id: newTaskId('export'),
+      project: config.project.id,
+      options: { ...options },
+    });
+    taskCreated();
     ctx.body = createdTask(task);
   });
 
-  router.get('/_api/admin/users/export/:id', ...admin, async (ctx) => {
+  router.get(`${PATH}/:id`, ...admin, async (ctx) => {
     const files = storage();
-    const id = ctx.params.id ?? '';
-    const task = isTaskId('export', id)
-      ? await findTask(pool, 'export', id, config.taskRetentionSeconds)
-      : undefined;
-    if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such export task');
-    ctx.body = exportStatus(task, files, config.export.downloadUrlSeconds);
+    ctx.body = exportStatus(await taskOf(ctx.params.id ?? ''), files, config.export.downloadUrlSeconds);
+  });
+
+  router.delete(`${PATH}/:id`, ...admin, async (ctx) => {
+    const files = storage();
+    const task = await taskOf(ctx.params.id ?? '');
+    if (
+      task.status === 'completed' ||
+      !(await failAndRefund(pool, config.export, task.id, TASK_ENDINGS.cancelled()))
+    ) {
+      throw new ApiError('Invalid', 'TaskAlreadyCompleted', 'the export has already completed');
+    }
+    ctx.body = exportStatus(await taskOf(task.id), files, config.export.downloadUrlSeconds);
   });
 
   return router;

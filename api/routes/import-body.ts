@@ -5,12 +5,9 @@ import { jsonBody } from '../json-body.js';
 /** Spec 8: the request body of an import is at most 500 KB (DECISIONS.md: 500000 bytes). */
 export const IMPORT_BODY_LIMIT = 500_000;
 
-const parse = jsonBody(IMPORT_BODY_LIMIT, { keepText: true });
+const parse = jsonBody(IMPORT_BODY_LIMIT);
 
-/**
- * Parses an import request body: JSON only, within the limit. Leaves the parsed body in
- * `ctx.request.body` and the text as received in `ctx.state.rawBody` (the worker streams it).
- */
+/** Parses an import request body, once: JSON only, within the limit, into `ctx.request.body`. */
 export const importBody: Middleware = async (ctx, next) => {
   if (!ctx.is('application/json')) throw new ImportRequestError(400, 'Content-Type must be application/json');
   try {
@@ -22,9 +19,5 @@ export const importBody: Middleware = async (ctx, next) => {
     if (status >= 400 && status < 500) throw new ImportRequestError(400, 'request body is not valid JSON');
     throw err;
   }
-  // koa-body's includeUnparsed leaves the text as received in request.rawBody.
-  const raw: unknown = (ctx.request as { rawBody?: unknown }).rawBody;
-  if (typeof raw !== 'string') throw new Error('the import body parser kept no raw body');
-  ctx.state.rawBody = raw;
   await next();
 };

@@ -1,34 +1,21 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
-import type { TaskBus } from '../../pipeline/bus/bus.js';
-import type { ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { findTask, insertTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import { findImportDetails } from '../../pipeline/import/import-details.js';
+import { sealedInput } from '../../pipeline/import/parse-records.js';
 import type { ImportTaskOptions } from '../../pipeline/import/run-import.js';
-import type { Logger } from '../../pipeline/log.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { validateImportRequest } from '../../schemas/index.js';
 import { ImportRequestError } from '../errors.js';
 import { importBody } from './import-body.js';
-import { createdTask, publishTask } from './publish-task.js';
 import { requireHttps } from './require-https.js';
-import { taskStatus } from './task-status.js';
-
-/** What the import routes stand on. */
-export interface ImportRouteDependencies {
-  readonly config: ServiceConfig;
-  readonly pool: Pool;
-  readonly bus: TaskBus;
-  readonly log: Logger;
-  /** Host and admin JWT checks, shared with the other admin routes. */
-  readonly admin: readonly Middleware[];
-}
+import type { TaskRouteDependencies } from './task-routes.js';
+import { createdTask, taskStatus } from './task-status.js';
 
 /** POST /_api/admin/users/import and GET /_api/admin/users/import/:id (spec 4.3, 4.4). */
-export function importRoutes({ config, pool, bus, log, admin }: ImportRouteDependencies): Router {
+export function importRoutes({ config, pool, secrets, taskCreated, admin }: TaskRouteDependencies): Router {
   const router = new Router();
 
   router.post('/_api/admin/users/import', requireHttps, ...admin, importBody, async (ctx) => {
@@ -48,21 +35,20 @@ export function importRoutes({ config, pool, bus, log, admin }: ImportRouteDepen
     const options: ImportTaskOptions = { identifier: request.identifier, upsert: request.upsert ?? false };
     const task = await insertTask(pool, {
       id: newTaskId('import'),
+      project: config.project.id,
       kind: 'import',
-      input: ctx.state.rawBody as string,
+      input: sealedInput(request.records, secrets),
       options: { ...options },
       total: request.records.length,
     });
-    if (!(await publishTask(bus, pool, log, task))) {
-      throw new ImportRequestError(503, 'the task queue is unavailable; try again later');
-    }
+    taskCreated();
     ctx.body = createdTask(task);
   });
 
   router.get('/_api/admin/users/import/:id', requireHttps, ...admin, async (ctx) => {
     const id = ctx.params.id ?? '';
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
-    const task = await findTask(pool, 'import', id, config.taskRetentionSeconds);
+    const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);
     if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such import task');
     ctx.body = await importStatus(pool, task);
   });

@@ -20,3 +20,8 @@ export function taskStatus(task: TaskRow): Record<string, unknown> {
   if (task.error) status.error = task.error;
   return status;
 }
+
+/** The answer to an initiate call (spec 4.1, 4.3): `{id, created_at, status}`. */
+export function createdTask(task: TaskRow): { id: string; created_at: string; status: string } {
+  return { id: task.id, created_at: task.created_at.toISOString(), status: task.status };
+}

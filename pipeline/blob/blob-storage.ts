@@ -49,7 +49,7 @@ export class BlobStorage {
    * Streams `source` into a block blob: blocks are staged as they fill and the blob appears only
    * when the block list is committed at the end, so an upload cut short leaves no partial file.
    */
-  async upload(name: string, source: Readable, headers: BlobHeaders): Promise<void> {
+  async upload(name: string, source: Readable, headers: BlobHeaders, signal?: AbortSignal): Promise<void> {
     await this.container
       .getBlockBlobClient(name)
       .uploadStream(source, UPLOAD_BLOCK_BYTES, UPLOAD_CONCURRENCY, {
@@ -57,7 +57,18 @@ export class BlobStorage {
           blobContentType: headers.contentType,
           blobContentDisposition: headers.contentDisposition,
         },
+        ...(signal ? { abortSignal: signal } : {}),
       });
+  }
+
+  /**
+   * Discards the blocks an upload cut short had staged: committing an empty block list drops every
+   * uncommitted block at once, and the empty blob it leaves is deleted.
+   */
+  async discard(name: string): Promise<void> {
+    const blob = this.container.getBlockBlobClient(name);
+    await blob.commitBlockList([]);
+    await blob.deleteIfExists();
   }
 
   /** A URL that can read this one blob, and nothing else, for `seconds` from now. */

@@ -1,59 +1,59 @@
 import type { ExportConfig } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { Pool } from './pool.js';
-import { takeToken } from './rate-limits.js';
-import { insertTask, type TaskRow } from './tasks.js';
+import type { Pool, Queryable } from './pool.js';
+import { giveBackToken, takeToken } from './rate-limits.js';
+import { countPendingTasks, insertTask, type NewTask, type TaskRow } from './tasks.js';
+import { withTransaction } from './transaction.js';
 
 /** The rate limit bucket of export initiations (spec 7). */
 export const EXPORT_BUCKET = 'UserExport';
 
+/** The row of a project's UserExport bucket: every project has its own. */
+function bucketRow(project: string): string {
+  return `${project}/${EXPORT_BUCKET}`;
+}
+
 /** Too many export initiations: the caller may try again after `retryAfterSeconds`. */
-export class RateLimitedError extends ApiError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('TooManyRequest', 'RateLimited', 'too many exports requested', { bucket_name: EXPORT_BUCKET });
-  }
+export function rateLimited(retryAfterSeconds: number): ApiError {
+  return new ApiError(
+    'TooManyRequest',
+    'RateLimited',
+    'too many exports requested',
+    { bucket_name: EXPORT_BUCKET },
+    { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  );
 }
 
 /**
  * Records a new pending export if the project may start one: fewer pending exports than allowed
- * (MaximumConcurrentJobLimitExceeded), then a token of the UserExport bucket (RateLimited). Both
- * checks and the insert are one transaction, serialized, so two requests cannot both slip through;
- * a refused request takes no token.
+ * (MaximumConcurrentJobLimitExceeded), then a token of the project's UserExport bucket
+ * (RateLimited). Both checks and the insert are one transaction, serialized per project, so two
+ * requests cannot both slip through; a refused request takes no token.
  */
 export async function admitExport(
   pool: Pool,
   limits: ExportConfig,
-  task: { id: string; options: Record<string, unknown> },
+  task: Omit<NewTask, 'kind' | 'input' | 'total'>,
 ): Promise<TaskRow> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext('export-admission:' || current_schema()))`);
-    const { rows } = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM tasks WHERE kind = 'export' AND status = 'pending'`,
+  return withTransaction(pool, async (client) => {
+    await client.query(
+      `SELECT pg_advisory_xact_lock(hashtext('export-admission:' || current_schema() || $1))`,
+      [task.project],
     );
-    if ((rows[0]?.n ?? 0) >= limits.maxConcurrent) {
+    if ((await countPendingTasks(client, task.project, 'export')) >= limits.maxConcurrent) {
       throw new ApiError(
         'TooManyRequest',
         'MaximumConcurrentJobLimitExceeded',
         'an export is already running',
       );
     }
-    const token = await takeToken(client, EXPORT_BUCKET, limits.rateLimit);
-    if (!token.taken) throw new RateLimitedError(token.retryAfterSeconds);
-    const row = await insertTask(client, {
-      id: task.id,
-      kind: 'export',
-      input: null,
-      options: task.options,
-      total: 0,
-    });
-    await client.query('COMMIT');
-    return row;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+    const token = await takeToken(client, bucketRow(task.project), limits.rateLimit);
+    if (!token.taken) throw rateLimited(token.retryAfterSeconds);
+    return insertTask(client, { ...task, kind: 'export', input: null, total: 0 });
+  });
+}
+
+/** Gives back the token of an export that failed, was cancelled or expired: it delivered nothing. */
+export async function refundExport(db: Queryable, limits: ExportConfig, project: string): Promise<void> {
+  await giveBackToken(db, bucketRow(project), limits.rateLimit);
 }

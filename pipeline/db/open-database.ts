@@ -1,8 +1,9 @@
 import type { ServiceConfig } from '../config.js';
+import { sqlState } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres.js';
 import { migrate } from './migrate.js';
-import { createPool, type Pool, sqlState } from './pool.js';
+import { createPool, type Pool } from './pool.js';
 
 /** An open, migrated database: the configured Postgres, or the embedded one when none is. */
 export interface Database {
@@ -19,13 +20,13 @@ export async function openDatabase(config: ServiceConfig, log: Logger, poolSize 
     embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
     connectionString = embedded.connectionString;
   }
-  const pool = createPool({ connectionString, max: poolSize });
-  // A connection that dies while idle (a server restart or failover, an administrator's
-  // pg_terminate_backend) is an 'error' event on the pool, which would otherwise end the process.
-  // The pool drops it and opens a new one for the next query.
-  pool.on('error', (err) =>
-    log.warn({ code: sqlState(err), message: err.message }, 'idle database connection lost'),
-  );
+  // A broken connection is dropped and a new one opened for the next query.
+  const pool = createPool({
+    connectionString,
+    max: poolSize,
+    onConnectionError: (err) =>
+      log.warn({ code: sqlState(err), message: err.message }, 'database connection lost'),
+  });
   try {
     const applied = await migrate(pool);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');

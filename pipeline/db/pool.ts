@@ -11,36 +11,29 @@ export interface PoolOptions {
   readonly connectionString: string;
   readonly schema?: string;
   readonly max?: number;
+  /** Told of every connection that breaks (a server restart, a failover, pg_terminate_backend). */
+  readonly onConnectionError?: (err: Error) => void;
 }
 
-/** Opens a pool; connections are made lazily. */
-export function createPool(options: PoolOptions): pg.Pool {
-  return new pg.Pool({
-    connectionString: options.connectionString,
-    max: options.max ?? 10,
-    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
-  });
-}
-
-/** Postgres SQLSTATE for a unique constraint violation. */
-export const UNIQUE_VIOLATION = '23505';
-
-/** The SQLSTATE of a Postgres error, if it is one. */
-export function sqlState(err: unknown): string | undefined {
-  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
-}
-
-const RETRIABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+/** How long a query waits for a free connection (or a new one) before it fails, rather than forever. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * Whether an error is the database being unavailable or busy (connection lost, shutting down,
- * out of resources, serialization failure or deadlock): worth retrying the whole task later.
+ * Opens a pool; connections are made lazily. A connection that breaks emits 'error' on its
+ * client, checked out or idle, and an 'error' event nobody listens to ends the process: every
+ * client gets a listener when it is made, so a broken connection only fails the query in flight
+ * (which its caller handles) and is dropped.
  */
-export function isRetriable(err: unknown): boolean {
-  const state = sqlState(err);
-  if (state) return /^(08|40|53|57)/.test(state);
-  return (
-    RETRIABLE_NODE_CODES.has(String((err as { code?: unknown })?.code)) ||
-    String(err).includes('Connection terminated')
-  );
+export function createPool(options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  const report = options.onConnectionError ?? (() => {});
+  // An idle client's error reaches its own listener and then the pool's: report it once.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', report));
+  return pool;
 }

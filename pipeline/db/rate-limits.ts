@@ -34,3 +34,11 @@ export async function takeToken(db: Queryable, name: string, limit: BucketLimit)
   if (!row || row.taken) return { taken: true };
   return { taken: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - row.available) / rate)) };
 }
+
+/** Gives one token back to the named bucket (never above its `count`): the work it paid for failed. */
+export async function giveBackToken(db: Queryable, name: string, limit: BucketLimit): Promise<void> {
+  await db.query('UPDATE rate_limit_buckets SET tokens = least($2::float8, tokens + 1) WHERE name = $1', [
+    name,
+    limit.count,
+  ]);
+}

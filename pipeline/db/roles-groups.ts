@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../errors.js';
-import { type Queryable, sqlState, UNIQUE_VIOLATION } from './pool.js';
+import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
+import type { Queryable } from './pool.js';
 import type { KeyedRecord } from './user-records.js';
 
 /** Roles and groups share their shape; only the table and the error vocabulary differ. */
@@ -37,7 +37,7 @@ export async function createKeyed(
         `${REASON_PREFIX[kind]}DuplicateKey`,
         `duplicate ${kind} key`,
         { key },
-        err,
+        { cause: err },
       );
     }
     throw err;

@@ -1,6 +1,9 @@
-import type { TaskKind } from '../../schemas/index.js';
+import type { TaskKind, TaskMessage } from '../../schemas/index.js';
 import { type ApiError, envelopeError } from '../errors.js';
-import type { Queryable } from './pool.js';
+import type { PoolClient, Queryable } from './pool.js';
+
+// Every statement on task rows, the embedded task queue and the task outbox. A task row is the
+// single source of truth for its status; the bus only says "task X has work to do".
 
 /** A task row as the status endpoints read it. */
 export interface TaskRow {
@@ -21,38 +24,199 @@ export interface TaskRow {
 const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, error,
   progress_processed, progress_total, summary, file_name`;
 
-/** Records a new pending task with its stored input. */
-export async function insertTask(
-  db: Queryable,
-  task: {
-    id: string;
-    kind: TaskKind;
-    input: string | null;
-    options: Record<string, unknown>;
-    total: number;
-  },
-): Promise<TaskRow> {
+/** A new task: its project, kind, stored input (secrets encrypted) and settings. */
+export interface NewTask {
+  readonly id: string;
+  readonly project: string;
+  readonly kind: TaskKind;
+  readonly input: string | null;
+  readonly options: Record<string, unknown>;
+  readonly total: number;
+}
+
+/**
+ * Records a new pending task and its message in the outbox, in one statement: a task can no longer
+ * exist without a message on its way (the relay publishes the outbox).
+ */
+export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow> {
   const { rows } = await db.query<TaskRow>(
-    `INSERT INTO tasks (id, kind, input, options, progress_total) VALUES ($1, $2, $3, $4, $5) RETURNING ${TASK_COLUMNS}`,
-    [task.id, task.kind, task.input, task.options, task.total],
+    `WITH task AS (
+       INSERT INTO tasks (id, project_id, kind, input, options, progress_total)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${TASK_COLUMNS}),
+     message AS (INSERT INTO task_outbox (task_id, kind) SELECT id, kind FROM task)
+     SELECT * FROM task`,
+    [task.id, task.project, task.kind, task.input, task.options, task.total],
   );
   return rows[0] as TaskRow;
 }
 
-/** The task, if it exists, is of this kind and is not past retention (even before the sweeper runs). */
+/**
+ * The project's task of this kind, if it exists and is not past retention (even before the sweeper
+ * runs). Another project's task does not exist here.
+ */
 export async function findTask(
   db: Queryable,
+  project: string,
   kind: TaskKind,
   id: string,
   retentionSeconds: number,
 ): Promise<TaskRow | undefined> {
   const { rows } = await db.query<TaskRow>(
     `SELECT ${TASK_COLUMNS} FROM tasks
-      WHERE id = $1 AND kind = $2
-        AND (status = 'pending' OR completed_at > clock_timestamp() - make_interval(secs => $3))`,
-    [id, kind, retentionSeconds],
+      WHERE id = $1 AND kind = $2 AND project_id = $3
+        AND (status = 'pending' OR completed_at > clock_timestamp() - make_interval(secs => $4))`,
+    [id, kind, project, retentionSeconds],
   );
   return rows[0];
+}
+
+/** How many tasks of this kind the project has pending (locked against concurrent admission by the caller). */
+export async function countPendingTasks(db: Queryable, project: string, kind: TaskKind): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM tasks WHERE project_id = $1 AND kind = $2 AND status = 'pending'`,
+    [project, kind],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** A task a worker has taken: what it needs to run or resume it. */
+export interface ClaimedTask {
+  readonly id: string;
+  readonly project_id: string;
+  readonly input: string | null;
+  readonly options: Record<string, unknown>;
+  /** Import: records already applied (the resume point). */
+  readonly progress_processed: number;
+}
+
+/**
+ * Takes a pending task for a worker: marks it started (once) and alive. Undefined when it is
+ * gone or already completed (done, failed, cancelled or expired).
+ */
+export async function claimTask(db: Queryable, kind: TaskKind, id: string): Promise<ClaimedTask | undefined> {
+  const { rows } = await db.query<ClaimedTask>(
+    `UPDATE tasks SET started_at = coalesce(started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
+      WHERE id = $1 AND kind = $2 AND status = 'pending'
+      RETURNING id, project_id, input, options, progress_processed`,
+    [id, kind],
+  );
+  return rows[0];
+}
+
+/**
+ * The worker's sign of life, with the export's progress when given. False when the task is no
+ * longer pending: it was cancelled or expired, and the worker stops.
+ */
+export async function heartbeat(db: Queryable, id: string, processed?: number): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE tasks SET heartbeat_at = clock_timestamp(), progress_processed = coalesce($2, progress_processed)
+      WHERE id = $1 AND status = 'pending'`,
+    [id, processed ?? null],
+  );
+  return rowCount === 1;
+}
+
+/** Sets the number of users an export will write. */
+export async function setProgressTotal(db: Queryable, id: string, total: number): Promise<void> {
+  await db.query('UPDATE tasks SET progress_total = $2, progress_processed = 0 WHERE id = $1', [id, total]);
+}
+
+/**
+ * Locks the task row for the caller's transaction and returns how many import records are already
+ * applied; a task that is gone or completed has nothing left to apply (Infinity).
+ */
+export async function lockImportProgress(client: PoolClient, id: string): Promise<number> {
+  const { rows } = await client.query<{ progress_processed: number }>(
+    `SELECT progress_processed FROM tasks WHERE id = $1 AND status = 'pending' FOR UPDATE`,
+    [id],
+  );
+  return rows[0]?.progress_processed ?? Number.POSITIVE_INFINITY;
+}
+
+/** Moves the import's resume point, in the transaction that applied the records before it. */
+export async function saveImportProgress(client: PoolClient, id: string, processed: number): Promise<void> {
+  await client.query(
+    'UPDATE tasks SET progress_processed = $2, heartbeat_at = clock_timestamp() WHERE id = $1',
+    [id, processed],
+  );
+}
+
+/** Completes an import with a summary counted from its details (each record once); drops its input. */
+export async function completeImport(db: Queryable, id: string): Promise<void> {
+  await db.query(
+    `UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(), input = NULL,
+            summary = (SELECT jsonb_build_object(
+                'total', count(*),
+                'inserted', count(*) FILTER (WHERE outcome = 'inserted'),
+                'updated', count(*) FILTER (WHERE outcome = 'updated'),
+                'skipped', count(*) FILTER (WHERE outcome = 'skipped'),
+                'failed', count(*) FILTER (WHERE outcome = 'failed'))
+              FROM import_details d WHERE d.task_id = t.id)
+      WHERE t.id = $1 AND t.status = 'pending'`,
+    [id],
+  );
+}
+
+/** Completes an export with the name of its committed file; false if it had ended meanwhile. */
+export async function completeExport(db: Queryable, id: string, fileName: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), file_name = $2,
+            progress_processed = progress_total, input = NULL
+      WHERE id = $1 AND status = 'pending'`,
+    [id, fileName],
+  );
+  return rowCount === 1;
+}
+
+/** A task that ended failed: who it belonged to, to give back what it took. */
+export interface FailedTask {
+  readonly id: string;
+  readonly kind: TaskKind;
+  readonly project_id: string;
+}
+
+/**
+ * Completes a pending task that could not finish (DECISIONS.md: still `completed`, with
+ * `failed_at` and the envelope error) and drops its input; a task completed meanwhile is left as
+ * it is (undefined).
+ */
+export async function failTask(db: Queryable, id: string, error: ApiError): Promise<FailedTask | undefined> {
+  const { rows } = await db.query<FailedTask>(
+    `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
+            error = $2, input = NULL
+      WHERE id = $1 AND status = 'pending'
+      RETURNING id, kind, project_id`,
+    [id, envelopeError(error)],
+  );
+  return rows[0];
+}
+
+/**
+ * Fails the pending tasks nobody is working on: no sign of life of a worker for `staleSeconds`
+ * (`expired`), or exports started more than `exportLimitSeconds` ago (`timedOut`).
+ */
+export async function failAbandonedTasks(
+  db: Queryable,
+  limits: { staleSeconds: number; exportLimitSeconds: number },
+  errors: { expired: ApiError; timedOut: ApiError },
+): Promise<FailedTask[]> {
+  const { rows } = await db.query<FailedTask>(
+    `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
+            input = NULL,
+            error = CASE WHEN kind = 'export' AND started_at <= clock_timestamp() - make_interval(secs => $2)
+                         THEN $4::jsonb ELSE $3::jsonb END
+      WHERE status = 'pending'
+        AND (coalesce(heartbeat_at, created_at) <= clock_timestamp() - make_interval(secs => $1)
+             OR (kind = 'export' AND started_at <= clock_timestamp() - make_interval(secs => $2)))
+      RETURNING id, kind, project_id`,
+    [
+      limits.staleSeconds,
+      limits.exportLimitSeconds,
+      envelopeError(errors.expired),
+      envelopeError(errors.timedOut),
+    ],
+  );
+  return rows;
 }
 
 /** A completed task past retention: its id and, for an export, the blob of its file. */
@@ -62,7 +226,10 @@ export interface ExpiredTask {
 }
 
 /** Completed tasks past retention, oldest first. */
-export async function findExpiredTasks(db: Queryable, retentionSeconds: number): Promise<ExpiredTask[]> {
+export async function findTasksPastRetention(
+  db: Queryable,
+  retentionSeconds: number,
+): Promise<ExpiredTask[]> {
   const { rows } = await db.query<ExpiredTask>(
     `SELECT id, file_name FROM tasks
       WHERE status = 'completed' AND completed_at <= clock_timestamp() - make_interval(secs => $1)
@@ -72,24 +239,43 @@ export async function findExpiredTasks(db: Queryable, retentionSeconds: number):
   return rows;
 }
 
-/** Deletes tasks with their details and stored input. */
+/** Deletes tasks with their details, stored input, queue and outbox rows. */
 export async function deleteTasks(db: Queryable, ids: readonly string[]): Promise<void> {
   await db.query('DELETE FROM tasks WHERE id = ANY($1)', [ids]);
 }
 
-/** Removes a task that could not be announced on the bus, so it never lingers as pending. */
-export async function deleteTask(db: Queryable, id: string): Promise<void> {
-  await db.query('DELETE FROM tasks WHERE id = $1', [id]);
+/**
+ * Takes up to `limit` messages off the outbox for the caller's transaction: they are gone once it
+ * commits (after publishing them), and back if it rolls back. Rows another relay holds are skipped.
+ */
+export async function takeOutboxMessages(client: PoolClient, limit: number): Promise<TaskMessage[]> {
+  const { rows } = await client.query<{ task_id: string; kind: TaskKind }>(
+    `DELETE FROM task_outbox WHERE task_id IN (
+       SELECT task_id FROM task_outbox ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING task_id, kind`,
+    [limit],
+  );
+  return rows.map((r) => ({ task_id: r.task_id, kind: r.kind }));
 }
 
-/**
- * Completes a task that could not finish (DECISIONS.md: still `completed`, with `failed_at` and
- * the envelope error); a task completed meanwhile is left as it is.
- */
-export async function failTask(db: Queryable, id: string, error: ApiError): Promise<void> {
-  await db.query(
-    `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
-            error = $2 WHERE id = $1 AND status = 'pending'`,
-    [id, envelopeError(error)],
+/** The embedded bus's publish: queues a message (once per task). */
+export async function enqueueTask(db: Queryable, message: TaskMessage): Promise<void> {
+  await db.query('INSERT INTO task_queue (task_id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+    message.task_id,
+    message.kind,
+  ]);
+}
+
+/** The oldest queued message of this kind no other worker holds, locked for the caller's transaction. */
+export async function takeQueuedTask(client: PoolClient, kind: TaskKind): Promise<string | undefined> {
+  const { rows } = await client.query<{ task_id: string }>(
+    'SELECT task_id FROM task_queue WHERE kind = $1 ORDER BY enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED',
+    [kind],
   );
+  return rows[0]?.task_id;
+}
+
+/** Removes a handled message from the embedded queue. */
+export async function dequeueTask(client: PoolClient, id: string): Promise<void> {
+  await client.query('DELETE FROM task_queue WHERE task_id = $1', [id]);
 }

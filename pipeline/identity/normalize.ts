@@ -1,6 +1,7 @@
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { LoginIdKey } from '../config.js';
+import { isStorableText } from '../storable-text.js';
 
 /** The result of normalizing one login id value: the normalized form, or why it is not valid. */
 export type Normalized =
@@ -9,11 +10,18 @@ export type Normalized =
 
 const EMAIL = fullFormats.email as RegExp;
 
+/** Postgres can store neither NUL nor an unpaired surrogate, so no login id may hold one. */
+const UNSTORABLE: Normalized = {
+  ok: false,
+  problem: 'must not contain NUL or unpaired surrogate characters',
+};
+
 /**
  * Email: trimmed, NFKC, case-folded unless the project keeps it case-sensitive; a bare address
  * without display name (DECISIONS.md, Import validation).
  */
 export function normalizeEmail(raw: string, caseSensitive: boolean): Normalized {
+  if (!isStorableText(raw)) return UNSTORABLE;
   const value = raw.trim().normalize('NFKC');
   if (!EMAIL.test(value)) return { ok: false, problem: 'invalid email address' };
   return { ok: true, value: caseSensitive ? value : value.toLowerCase() };
@@ -21,6 +29,7 @@ export function normalizeEmail(raw: string, caseSensitive: boolean): Normalized 
 
 /** Username: trimmed, NFKC, case-folded unless case-sensitive; never empty. */
 export function normalizeUsername(raw: string, caseSensitive: boolean): Normalized {
+  if (!isStorableText(raw)) return UNSTORABLE;
   const value = raw.trim().normalize('NFKC');
   if (value === '') return { ok: false, problem: 'username must not be empty' };
   return { ok: true, value: caseSensitive ? value : value.toLowerCase() };
@@ -28,6 +37,7 @@ export function normalizeUsername(raw: string, caseSensitive: boolean): Normaliz
 
 /** Phone: must already be a valid number in E.164 form (`+` and country code, no spaces). */
 export function normalizePhone(raw: string): Normalized {
+  if (!isStorableText(raw)) return UNSTORABLE;
   const parsed = parsePhoneNumberFromString(raw);
   if (!parsed?.isValid() || parsed.number !== raw) {
     return { ok: false, problem: 'phone number must be a valid number in E.164 format' };

@@ -1,80 +1,77 @@
 import { copyRows } from '../db/copy-rows.js';
-import { type Pool, type PoolClient, sqlState, UNIQUE_VIOLATION } from '../db/pool.js';
-import { ApiError, envelopeError } from '../errors.js';
+import type { Pool, PoolClient } from '../db/pool.js';
+import { lockImportProgress, saveImportProgress } from '../db/tasks.js';
+import { withTransaction } from '../db/transaction.js';
+import { ApiError, classifyFault, envelopeError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
+import { storableJson } from '../storable-text.js';
 import { loadBatchState } from './load-batch-state.js';
-import type { IndexedRecord } from './parse-records.js';
-import { type ImportDetail, type ImportOptions, planBatch, prepareBatch } from './plan-batch.js';
-import { redactRecord } from './redact.js';
+import { type ImportDetail, type ImportOptions, type PreparedRecord, planBatch } from './plan-batch.js';
+import { redactRecord } from './secret-members.js';
 import { writeBatchPlan } from './write-batch-plan.js';
 
 /**
- * Applies one batch in one transaction: lock the task, skip what an earlier attempt committed,
- * load, plan, write, record the details and the new resume point. If the multi-row write fails
- * (another writer took a login id in between), the batch is applied again record by record, so
- * that only the record that conflicts fails.
+ * Applies one batch of validated records in one transaction: lock the task, skip what an earlier
+ * attempt committed, load, plan, write, record the details and the new resume point. When the
+ * database refuses a value of the batch (a data exception, an integrity violation, a value too
+ * large: whatever it says), the batch is applied again record by record, so that only the record
+ * at fault fails and the rest apply.
  */
 export async function applyBatch(
   pool: Pool,
   taskId: string,
-  batch: readonly IndexedRecord[],
+  batch: readonly PreparedRecord[],
   options: ImportOptions,
 ): Promise<void> {
   try {
-    await inTransaction(pool, (client) => applyInTransaction(client, taskId, batch, options));
+    await withTransaction(pool, (client) => applyInTransaction(client, taskId, batch, options));
   } catch (err) {
-    if (batch.length === 1 || sqlState(err) === undefined) throw err;
-    for (const record of batch) await applySingle(pool, taskId, record, options);
+    if (classifyFault(err).kind !== 'data') throw err;
+    const [only] = batch;
+    if (batch.length > 1 || !only) {
+      for (const record of batch) await applyBatch(pool, taskId, [record], options);
+      return;
+    }
+    await withTransaction(pool, async (client) => {
+      if ((await lockImportProgress(client, taskId)) > only.index) return;
+      await saveDetails(client, taskId, [refusedDetail(only, err)], only.index + 1);
+    });
   }
 }
 
-async function applySingle(
-  pool: Pool,
-  taskId: string,
-  record: IndexedRecord,
-  options: ImportOptions,
-): Promise<void> {
-  try {
-    await inTransaction(pool, (client) => applyInTransaction(client, taskId, [record], options));
-  } catch (err) {
-    if (sqlState(err) !== UNIQUE_VIOLATION) throw err;
-    const error = new ApiError('Invalid', 'DuplicatedIdentity', 'identity already exists');
-    const detail: ImportDetail = {
-      index: record.index,
-      outcome: 'failed',
-      record: redactRecord(record.raw),
-      errors: [envelopeError(error)],
-    };
-    await inTransaction(pool, async (client) => {
-      if ((await lockTask(client, taskId)) > record.index) return;
-      await saveDetails(client, taskId, [detail], record.index + 1);
-    });
-  }
+/** The detail of a record the database refused: DuplicatedIdentity for a login id taken meanwhile. */
+function refusedDetail(record: PreparedRecord, err: unknown): ImportDetail {
+  const state = sqlState(err) ?? '';
+  const error =
+    state === UNIQUE_VIOLATION && (err as { table?: unknown }).table === 'identities'
+      ? new ApiError('Invalid', 'DuplicatedIdentity', 'identity already exists')
+      : new ApiError('Invalid', 'RecordRefused', refusalMessage(state), { sqlstate: state });
+  return {
+    index: record.index,
+    outcome: 'failed',
+    record: redactRecord(record.raw),
+    errors: [envelopeError(error)],
+  };
+}
+
+function refusalMessage(state: string): string {
+  if (state.startsWith('23')) return 'the record conflicts with data already stored';
+  if (state.startsWith('54')) return 'a value of the record is too large to store';
+  return 'a value of the record cannot be stored';
 }
 
 async function applyInTransaction(
   client: PoolClient,
   taskId: string,
-  batch: readonly IndexedRecord[],
+  batch: readonly PreparedRecord[],
   options: ImportOptions,
 ): Promise<void> {
-  const processed = await lockTask(client, taskId);
+  const processed = await lockImportProgress(client, taskId);
   const todo = batch.filter((r) => r.index >= processed);
   if (todo.length === 0) return;
-  const prepared = prepareBatch(todo, options);
-  const state = await loadBatchState(client, prepared, options);
-  const plan = planBatch(prepared, state, options);
+  const state = await loadBatchState(client, todo, options);
+  const plan = planBatch(todo, state, options);
   await writeBatchPlan(client, plan, state);
   await saveDetails(client, taskId, plan.details, (todo.at(-1)?.index ?? processed) + 1);
-}
-
-/** Locks the task row for this transaction and returns how many records are already applied. */
-async function lockTask(client: PoolClient, taskId: string): Promise<number> {
-  const { rows } = await client.query<{ progress_processed: number }>(
-    `SELECT progress_processed FROM tasks WHERE id = $1 AND status = 'pending' FOR UPDATE`,
-    [taskId],
-  );
-  // A task that is gone or already completed has nothing left to apply.
-  return rows[0]?.progress_processed ?? Number.POSITIVE_INFINITY;
 }
 
 async function saveDetails(
@@ -84,7 +81,8 @@ async function saveDetails(
   processed: number,
 ): Promise<void> {
   // The record as submitted may be any JSON value, so it is written as JSON text; warnings and
-  // errors are arrays (JSON) or absent (NULL).
+  // errors are arrays (JSON) or absent (NULL). Each may quote a string Postgres cannot store (a
+  // record that failed validation for holding one): such characters are shown as U+FFFD.
   await copyRows(
     client,
     'import_details',
@@ -94,24 +92,10 @@ async function saveDetails(
       d.index,
       d.outcome,
       d.user_id,
-      JSON.stringify(d.record),
-      d.warnings,
-      d.errors,
+      storableJson(d.record),
+      d.warnings && storableJson(d.warnings),
+      d.errors && storableJson(d.errors),
     ]),
   );
-  await client.query('UPDATE tasks SET progress_processed = $2 WHERE id = $1', [taskId, processed]);
-}
-
-async function inTransaction(pool: Pool, work: (client: PoolClient) => Promise<void>): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await work(client);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  await saveImportProgress(client, taskId, processed);
 }

@@ -1,16 +1,15 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import type { IndexedRecord } from './parse-records.js';
 
 /**
  * Groups records into batches of `size`, dropping those before `from` (already applied by an
  * earlier attempt at the task).
  */
 export function batchRecords(size: number, from: number): Transform {
-  let batch: IndexedRecord[] = [];
+  let batch: { index: number }[] = [];
   return new Transform({
     objectMode: true,
     highWaterMark: 2,
-    transform(record: IndexedRecord, _enc, done: TransformCallback) {
+    transform(record: { index: number }, _enc, done: TransformCallback) {
       if (record.index < from) return done();
       batch.push(record);
       if (batch.length < size) return done();

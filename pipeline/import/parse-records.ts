@@ -3,6 +3,8 @@ import chain from 'stream-chain';
 import pick from 'stream-json/filters/pick.js';
 import parser from 'stream-json/parser.js';
 import streamArray from 'stream-json/streamers/stream-array.js';
+import type { SecretBox } from '../tasks/task-secrets.js';
+import { mapSecretMembers } from './secret-members.js';
 
 /** One record of an import request, with its zero-based position in `records`. */
 export interface IndexedRecord {
@@ -11,14 +13,16 @@ export interface IndexedRecord {
 }
 
 /**
- * The stages that turn a stored import request into its records, one at a time: the JSON parser,
- * a filter down to `records`, and a streamer of its elements. Nothing holds all records at once.
+ * The stages that turn a stored import request into its records, one at a time, with their secret
+ * members opened: the JSON parser, a filter down to `records`, and a streamer of its elements.
+ * Nothing holds all records at once.
  *
  * The stages are composed by stream-chain into one stream (no stream hop per token), and the
  * parser emits whole values only (`streamValues: false`): records are small, and piece-by-piece
  * tokens for their strings tripled the parser's work.
  */
-export function recordStages(input: string): [Readable, Duplex] {
+export function recordStages(input: string, secrets: SecretBox): [Readable, Duplex] {
+  const open = (sealed: unknown) => (typeof sealed === 'string' ? secrets.open(sealed) : sealed);
   return [
     Readable.from([input]),
     chain(
@@ -26,9 +30,19 @@ export function recordStages(input: string): [Readable, Duplex] {
         parser({ streamValues: false }),
         pick({ filter: 'records' }),
         streamArray(),
-        (item: { key: number; value: unknown }): IndexedRecord => ({ index: item.key, raw: item.value }),
+        (item: { key: number; value: unknown }): IndexedRecord => ({
+          index: item.key,
+          raw: mapSecretMembers(item.value, open),
+        }),
       ],
       { writableObjectMode: false, readableObjectMode: true, readableHighWaterMark: 64 },
     ),
   ];
+}
+
+/** The records of an import request as stored: each secret member sealed (DECISIONS.md, Tasks). */
+export function sealedInput(records: readonly unknown[], secrets: SecretBox): string {
+  return JSON.stringify({
+    records: records.map((r) => mapSecretMembers(r, (secret) => secrets.seal(secret))),
+  });
 }

@@ -5,7 +5,7 @@ import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError, envelopeError } from '../errors.js';
 import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
-import { redactRecord } from './redact.js';
+import { redactRecord } from './secret-members.js';
 import { claimKey, cloneUserState, type UserState } from './user-state.js';
 import type { RecordValidator, ValidRecord } from './validate-record.js';
 import { type ImportWarning, insertWarnings, SKIP_WARNING, updateWarnings } from './warnings.js';
@@ -57,12 +57,20 @@ export interface PreparedRecord {
   readonly checked: ReturnType<RecordValidator>;
 }
 
+/** Validates one record (the validation stage's function, before any batch transaction). */
+export function prepareRecord(
+  record: { index: number; raw: unknown },
+  validate: RecordValidator,
+): PreparedRecord {
+  return { index: record.index, raw: record.raw, checked: validate(record.raw) };
+}
+
 /** Validates each record of a batch. */
 export function prepareBatch(
   records: readonly { index: number; raw: unknown }[],
   options: ImportOptions,
 ): PreparedRecord[] {
-  return records.map(({ index, raw }) => ({ index, raw, checked: options.validate(raw) }));
+  return records.map((record) => prepareRecord(record, options.validate));
 }
 
 /**

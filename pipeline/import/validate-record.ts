@@ -1,3 +1,4 @@
+import { Transform, type TransformCallback } from 'node:stream';
 import {
   type ImportIdentifier,
   type ImportRecord,
@@ -9,7 +10,10 @@ import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
 import { type Normalized, normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
+import { unstorableStrings } from '../storable-text.js';
 import { checkCustomAttribute } from './custom-attributes.js';
+import type { IndexedRecord } from './parse-records.js';
+import { prepareRecord } from './plan-batch.js';
 
 /** A record that passed validation, with its login id values normalized (null: to delete). */
 export interface ValidRecord {
@@ -34,9 +38,15 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
   };
 
   return (raw) => {
-    if (!schema(raw)) return { ok: false, error: validationFailed(schemaCauses(schema)) };
+    // Postgres cannot store NUL or an unpaired surrogate: such a record fails here, alone.
+    const unstorable: SchemaCause[] = unstorableStrings(raw).map((location) => ({
+      location,
+      kind: 'storableText',
+      details: { message: 'must not contain NUL or unpaired surrogate characters' },
+    }));
+    if (!schema(raw)) return { ok: false, error: validationFailed([...schemaCauses(schema), ...unstorable]) };
     const record = raw;
-    const causes: SchemaCause[] = [];
+    const causes: SchemaCause[] = unstorable;
     const loginIds = new Map<LoginIdKey, { value: string; original: string } | null>();
     for (const [member, key] of LOGIN_ID_ATTRIBUTES) {
       const value = record[member];
@@ -83,4 +93,18 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
 
 function validationFailed(causes: SchemaCause[]): ApiError {
   return new ApiError('Invalid', 'ValidationFailed', 'invalid import record', { causes });
+}
+
+/**
+ * The validation stage: each record checked once, before the batch transactions (which then only
+ * plan and write, and may be retried record by record without checking anything again).
+ */
+export function validateRecords(validate: RecordValidator): Transform {
+  return new Transform({
+    objectMode: true,
+    highWaterMark: 64,
+    transform(record: IndexedRecord, _enc, done: TransformCallback) {
+      done(null, prepareRecord(record, validate));
+    },
+  });
 }

@@ -53,6 +53,7 @@ export async function benchExports(
     try {
       const task = await insertTask(db, {
         id: newTaskId('export'),
+        project: 'default',
         kind: 'export',
         input: null,
         options: { format, fields: format === 'csv' ? exportFields(undefined, []) : [] },

@@ -1,14 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { inject, type Response } from 'light-my-request';
 import { createApp } from '../../api/app.js';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
-import type { TaskBus } from '../../pipeline/bus/bus.js';
-import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
 import { configFromDocument, type ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
+import { secretBox } from '../../pipeline/tasks/task-secrets.js';
 
 export const TEST_ORIGIN = 'https://admin.test.example';
+
+/** The key sealing the secrets of stored imports in this test run (given to worker processes too). */
+export const TEST_SECRETS_KEY = randomBytes(32).toString('base64');
+export const TEST_SECRETS = secretBox(Buffer.from(TEST_SECRETS_KEY, 'base64'));
 export const TEST_DOMAIN = 'admin.test.example';
 
 /** A key pair for signing test admin tokens; its public half is the project's JWKS. */
@@ -30,6 +34,7 @@ export function testConfig(
 ): ServiceConfig {
   return configFromDocument({
     log_level: 'silent',
+    task_secrets_key: TEST_SECRETS_KEY,
     ...settings,
     project: {
       domain: TEST_DOMAIN,
@@ -57,7 +62,7 @@ export async function adminToken(
 /** The facade driven through its request callback, without opening a port. */
 export interface AdminClient {
   request(options: {
-    method: 'GET' | 'POST';
+    method: 'GET' | 'POST' | 'DELETE';
     url: string;
     token?: string | undefined;
     host?: string;
@@ -75,11 +80,15 @@ export interface GraphQLResponse {
     | undefined;
 }
 
+/**
+ * The facade of `config` on `db`. `taskCreated` is told of each task recorded (a test's upkeep
+ * relays its message then); without it, messages wait in the outbox.
+ */
 export function adminClient(
   config: ServiceConfig,
   db: () => Pool,
   keys: TestKeys,
-  bus?: () => TaskBus,
+  taskCreated: () => void = () => {},
   blobs?: () => BlobStorage | undefined,
 ): AdminClient {
   let callback: ReturnType<ReturnType<typeof createApp>['callback']> | undefined;
@@ -87,7 +96,8 @@ export function adminClient(
     callback ??= createApp({
       config,
       db: db(),
-      bus: bus ? bus() : postgresQueueBus(db(), createLogger('silent')),
+      secrets: TEST_SECRETS,
+      taskCreated,
       blobs: blobs?.(),
       adminJwks: { keys: [keys.publicJwk] },
       log: createLogger('silent'),

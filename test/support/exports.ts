@@ -1,14 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
-import type { TaskBus } from '../../pipeline/bus/bus.js';
-import type { ServiceConfig } from '../../pipeline/config.js';
-import type { Pool } from '../../pipeline/db/pool.js';
-import { createLogger } from '../../pipeline/log.js';
-import { startWorkers, type Workers } from '../../pipeline/workers.js';
-import { type AdminClient, adminClient, makeTestKeys, type TestKeys, testConfig } from './admin-api.js';
-import { useTestSchema } from './database.js';
-import { testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
-import { type TaskEndpoints, taskEndpoints, testBus } from './task-endpoints.js';
+import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
+import { type TaskEndpoints, taskEndpoints } from './task-endpoints.js';
+import { type TaskService, type TaskServiceOptions, useTaskService } from './task-service.js';
 
 /** The Azurite started by `make test`. */
 export function testBlobConnectionString(): string {
@@ -24,11 +17,7 @@ export function uniqueContainer(): string {
 }
 
 /** The export service of one describe block: its schema, container, facade, bus and workers. */
-export interface ExportService extends TaskEndpoints {
-  readonly db: () => Pool;
-  readonly client: () => AdminClient;
-  readonly config: () => ServiceConfig;
-  readonly keys: () => TestKeys;
+export interface ExportService extends TaskService, TaskEndpoints {
   /** The container of this service's files (a client of its own, for the tests' checks). */
   readonly blobs: () => BlobStorage;
 }
@@ -40,63 +29,24 @@ export interface ExportService extends TaskEndpoints {
  */
 export function useExportService(
   transport: 'kafka' | 'postgres',
-  options: { project?: Record<string, unknown>; settings?: Record<string, unknown>; workers?: boolean } = {},
+  options: TaskServiceOptions = {},
 ): ExportService {
-  const db = useTestSchema();
-  const container = uniqueContainer();
-  let keys: TestKeys | undefined;
-  let config: ServiceConfig | undefined;
-  let client: AdminClient | undefined;
-  let blobs: BlobStorage | undefined;
-  let bus: TaskBus | undefined;
-  let workers: Workers | undefined;
-  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-
-  before(async function () {
-    this.timeout(60_000);
-    keys = await makeTestKeys();
-    const prefix = uniqueTopicPrefix();
-    config = testConfig(keys, options.project ?? {}, {
+  const service = useTaskService(transport, {
+    ...options,
+    settings: {
       azure_storage_connection_string: testBlobConnectionString(),
-      azure_storage_container: container,
-      ...(transport === 'kafka'
-        ? { kafka_brokers: testKafkaBrokers().join(','), kafka_topic_prefix: prefix }
-        : {}),
+      azure_storage_container: uniqueContainer(),
       ...options.settings,
-    });
-    const storage = config.export.blobStorage;
-    blobs = config.export.enabled && storage ? await BlobStorage.open(storage, container) : undefined;
-    const used = testBus(transport, prefix, db(), log);
-    bus = used;
-    if (options.workers !== false) workers = await startWorkers(config, db(), used, blobs, log);
-    client = adminClient(
-      config,
-      db,
-      keys,
-      () => used,
-      () => blobs,
-    );
+    },
   });
-  after(async () => {
-    await workers?.stop();
-    await bus?.close();
-  });
-
-  const must = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('the export service is not ready yet');
-    return value;
-  };
   return {
-    db,
-    client: () => must(client),
-    config: () => must(config),
-    keys: () => must(keys),
-    blobs: () => must(blobs),
-    ...taskEndpoints(
-      '/_api/admin/users/export',
-      () => must(client),
-      () => must(keys),
-    ),
+    ...service,
+    blobs: () => {
+      const blobs = service.storage();
+      if (!blobs) throw new Error('this export service has no blob storage');
+      return blobs;
+    },
+    ...taskEndpoints('/_api/admin/users/export', service.client, service.keys),
   };
 }
 

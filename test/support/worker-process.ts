@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from '../../pipeline/db/pool.js';
+import { TEST_SECRETS_KEY } from './admin-api.js';
 import { testDatabaseUrl } from './database.js';
 
 /**
@@ -16,7 +17,13 @@ export function useWorkerProcesses(schema: string): (env: Record<string, string>
     const url = new URL(testDatabaseUrl());
     url.searchParams.set('options', `-c search_path=${schema}`);
     const worker = spawn(process.execPath, ['--import', 'tsx', 'pipeline/main.ts'], {
-      env: { ...process.env, DATABASE_URL: url.toString(), LOG_LEVEL: 'warn', ...env },
+      env: {
+        ...process.env,
+        DATABASE_URL: url.toString(),
+        TASK_SECRETS_KEY: TEST_SECRETS_KEY,
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     workers.push(worker);

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import type { TaskBus } from '../../../pipeline/bus/bus.js';
-import type { Pool } from '../../../pipeline/db/pool.js';
+import { createPool } from '../../../pipeline/db/pool.js';
 import { adminClient, adminToken, makeTestKeys, type TestKeys, testConfig } from '../../support/admin-api.js';
-import { useTestSchema } from '../../support/database.js';
+import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
 
 describe('GraphQL transport at /_api/admin/graphql', () => {
   const db = useTestSchema();
@@ -61,19 +60,12 @@ describe('GraphQL transport at /_api/admin/graphql', () => {
   });
 
   it('masks a database failure as InternalError without SQL text', async () => {
-    const failing = {
-      query: () => Promise.reject(new Error('relation "identities" does not exist: SELECT secret FROM x')),
-    };
-    // Only the lookups' query() is reached; the task bus is never used by this request.
-    const broken = adminClient(
-      testConfig(keys),
-      () => failing as unknown as Pool,
-      keys,
-      () => ({}) as TaskBus,
-    );
-    const res = await broken.graphql(
-      '{ getUserByLoginID(loginIDKey: "email", loginIDValue: "x@example.com") { id } }',
-    );
+    // A real pool whose search_path names no schema: every lookup meets a real Postgres error.
+    const failing = createPool({ connectionString: testDatabaseUrl(), schema: 'no_such_schema', max: 1 });
+    const broken = adminClient(testConfig(keys), () => failing, keys);
+    const res = await broken
+      .graphql('{ getUserByLoginID(loginIDKey: "email", loginIDValue: "x@example.com") { id } }')
+      .finally(() => failing.end());
     expect(res.errors?.[0]?.message).to.equal('unexpected error');
     expect(res.errors?.[0]?.extensions).to.deep.equal({
       errorName: 'InternalError',

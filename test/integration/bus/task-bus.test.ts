@@ -52,7 +52,7 @@ for (const transport of ['postgres', 'kafka'] as const) {
 
     const newTask = async () => {
       const id = newTaskId('import');
-      await insertTask(db(), { id, kind: 'import', input: '{}', options: {}, total: 0 });
+      await insertTask(db(), { id, project: 'default', kind: 'import', input: '{}', options: {}, total: 0 });
       return { task_id: id, kind: 'import' as const };
     };
 
@@ -88,7 +88,14 @@ for (const transport of ['postgres', 'kafka'] as const) {
       const prefix = uniqueTopicPrefix();
       const bus = makeBus(prefix);
       const exportId = newTaskId('export');
-      await insertTask(db(), { id: exportId, kind: 'export', input: '{}', options: {}, total: 0 });
+      await insertTask(db(), {
+        id: exportId,
+        project: 'default',
+        kind: 'export',
+        input: '{}',
+        options: {},
+        total: 0,
+      });
       const importMessage = await newTask();
       await bus.publish({ task_id: exportId, kind: 'export' });
       await bus.publish(importMessage);

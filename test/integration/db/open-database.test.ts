@@ -24,7 +24,7 @@ describe('openDatabase', () => {
       expect(db.pool.totalCount, 'the ended connection left the pool').to.equal(0);
       const again = await db.pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       expect(again.rows[0]?.pid).to.be.a('number').and.not.equal(pid);
-      expect(lines.map((line) => JSON.parse(line).msg)).to.deep.equal(['idle database connection lost']);
+      expect(lines.map((line) => JSON.parse(line).msg)).to.deep.equal(['database connection lost']);
     } finally {
       await db.close();
     }

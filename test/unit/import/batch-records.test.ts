@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { batchRecords } from '../../../pipeline/import/batch-records.js';
 import type { IndexedRecord } from '../../../pipeline/import/parse-records.js';
 import { recordStages } from '../../../pipeline/import/parse-records.js';
+import { TEST_SECRETS } from '../../support/admin-api.js';
 
 const records = (n: number): IndexedRecord[] =>
   Array.from({ length: n }, (_, index) => ({ index, raw: { n: index } }));
@@ -77,7 +78,7 @@ describe('import/parse-records', () => {
     });
     const out: unknown[] = [];
     await pipeline([
-      ...recordStages(input),
+      ...recordStages(input, TEST_SECRETS),
       new Writable({
         objectMode: true,
         write(r, _e, done) {
@@ -95,7 +96,7 @@ describe('import/parse-records', () => {
   it('fails on a truncated request', async () => {
     let caught: unknown;
     await pipeline([
-      ...recordStages('{"identifier":"email","records":[{"email":'),
+      ...recordStages('{"identifier":"email","records":[{"email":', TEST_SECRETS),
       new Writable({ objectMode: true, write: (_r, _e, done) => done() }),
     ]).catch((err) => {
       caught = err;

@@ -7,7 +7,7 @@ import {
   planBatch,
   prepareBatch,
 } from '../../../pipeline/import/plan-batch.js';
-import { redactRecord } from '../../../pipeline/import/redact.js';
+import { redactRecord } from '../../../pipeline/import/secret-members.js';
 import type { UserState } from '../../../pipeline/import/user-state.js';
 import { recordValidator } from '../../../pipeline/import/validate-record.js';
 

@@ -41,10 +41,13 @@ describe('config', () => {
 
   it('reads the Kafka brokers as a list', () => {
     expect(loadConfig({ KAFKA_BROKERS: 'a:9092,b:9092' }).kafkaBrokers).to.deep.equal(['a:9092', 'b:9092']);
-    expect(() => loadConfig({ KAFKA_BROKERS: 'a:9092,,b' })).to.throw(ConfigError, /kafka_brokers/);
+    expect(() => loadConfig({ KAFKA_BROKERS: 'a:9092,,b' })).to.throw(
+      ConfigError,
+      /KAFKA_BROKERS has an invalid format/,
+    );
     expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1000' })).to.throw(
       ConfigError,
-      /kafka_session_timeout_ms/,
+      /KAFKA_SESSION_TIMEOUT_MS must be an integer of at least 6000/,
     );
   });
 
@@ -80,7 +83,16 @@ describe('config', () => {
   });
 
   it('refuses invalid settings, naming each', () => {
-    expect(() => loadConfig({ PORT: 'eighty' })).to.throw(ConfigError, /\/port/);
+    expect(() => loadConfig({ PORT: 'eighty' })).to.throw(
+      ConfigError,
+      'invalid configuration: PORT must be an integer from 1 to 65535',
+    );
+    expect(() => loadConfig({ PORT: '0' })).to.throw(ConfigError, /PORT must be an integer from 1 to 65535/);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).to.throw(ConfigError, /LOG_LEVEL must be one of fatal, error/);
+    expect(() => loadConfig({ TRUST_PROXY: 'maybe' })).to.throw(
+      ConfigError,
+      /TRUST_PROXY must be true, false, 1 or 0/,
+    );
     expect(() => configFromDocument({ project: { login_id_keys: [{ key: 'nickname' }] } })).to.throw(
       ConfigError,
       /login_id_keys/,
@@ -93,6 +105,13 @@ describe('config', () => {
       ConfigError,
       /PROJECT_CONFIG/,
     );
+  });
+
+  it('takes 1 and 0 for a boolean, as DECISIONS.md writes TRUST_PROXY', () => {
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).to.equal(true);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).to.equal(false);
+    expect(loadConfig({ TRUST_PROXY: 'TRUE' }).trustProxy).to.equal(true);
+    expect(loadConfig({ EXPORT_ENABLED: '0' }).export.enabled).to.equal(false);
   });
 
   it('is frozen', () => {

@@ -1,0 +1,35 @@
+/** The marker that replaces a secret in the details of an import (DECISIONS.md, Tasks). */
+export const REDACTED = 'REDACTED';
+
+/**
+ * Calls `replace` on each secret member of an import record and returns the copy it makes:
+ * `password.password_hash`, `mfa.password.password_hash` and `mfa.totp.secret`, valid or not. A
+ * `password`, `mfa.password` or `mfa.totp` that is not an object is a secret as a whole: it is
+ * what was meant to hold one. Everything else is shared with the record, which is left untouched.
+ */
+export function mapSecretMembers(record: unknown, replace: (secret: unknown) => unknown): unknown {
+  if (!isObject(record)) return record;
+  const copy: Record<string, unknown> = { ...record };
+  if ('password' in copy) copy.password = mapSecret(copy.password, 'password_hash', replace);
+  if (isObject(copy.mfa)) {
+    const mfa: Record<string, unknown> = { ...copy.mfa };
+    if ('password' in mfa) mfa.password = mapSecret(mfa.password, 'password_hash', replace);
+    if ('totp' in mfa) mfa.totp = mapSecret(mfa.totp, 'secret', replace);
+    copy.mfa = mfa;
+  }
+  return copy;
+}
+
+function mapSecret(holder: unknown, member: string, replace: (secret: unknown) => unknown): unknown {
+  if (!isObject(holder)) return holder === null ? null : replace(holder);
+  return member in holder ? { ...holder, [member]: replace(holder[member]) } : holder;
+}
+
+/** The record as the details show it: every secret member replaced by the marker. */
+export function redactRecord(record: unknown): unknown {
+  return mapSecretMembers(record, () => REDACTED);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

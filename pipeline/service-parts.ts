@@ -1,0 +1,45 @@
+import type { BlobStorage } from './blob/blob-storage.js';
+import { openExportStorage } from './blob/open-blob-storage.js';
+import type { TaskBus } from './bus/bus.js';
+import { createBus } from './bus/create-bus.js';
+import type { ServiceConfig } from './config.js';
+import { openDatabase } from './db/open-database.js';
+import type { Pool } from './db/pool.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { Logger } from './log.js';
+import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
+import { startTaskUpkeep, type TaskUpkeep } from './tasks/task-upkeep.js';
+import { startWorkers } from './workers.js';
+
+/** The started parts every service process stands on. */
+export interface PipelineParts {
+  readonly pool: Pool;
+  readonly bus: TaskBus;
+  readonly blobs: BlobStorage | undefined;
+  readonly secrets: SecretBox;
+  readonly upkeep: TaskUpkeep;
+}
+
+/**
+ * Starts, in order, the database, the export storage, the task secrets, the bus, the task upkeep
+ * and (with `workers`) the pipeline workers; each is recorded so the process stops them in reverse.
+ */
+export async function startPipelineParts(
+  config: ServiceConfig,
+  log: Logger,
+  started: Lifecycle['started'],
+  { workers }: { workers: boolean },
+): Promise<PipelineParts> {
+  const db = await openDatabase(config, log);
+  started('database', () => db.close());
+  const storage = await openExportStorage(config, log);
+  started('export storage', () => storage.close());
+  const secrets = await openTaskSecrets(config);
+  const bus = createBus(config, db.pool, log);
+  started('task bus', () => bus.close());
+  const upkeep = startTaskUpkeep(db.pool, bus, storage.blobs, config, log);
+  started('task upkeep', () => upkeep.stop());
+  const parts = { pool: db.pool, bus, blobs: storage.blobs, secrets, upkeep };
+  if (workers) await startWorkers({ ...parts, config, log });
+  return parts;
+}

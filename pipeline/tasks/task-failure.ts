@@ -1,0 +1,35 @@
+import type { ExportConfig } from '../config.js';
+import { refundExport } from '../db/export-tasks.js';
+import type { Queryable } from '../db/pool.js';
+import { type FailedTask, failTask } from '../db/tasks.js';
+import { ApiError } from '../errors.js';
+
+/** Why a task ended without finishing, beyond an error of its own work (DECISIONS.md, Tasks). */
+export const TASK_ENDINGS = {
+  expired: () => new ApiError('InternalError', 'TaskExpired', 'no worker ran the task in time'),
+  timedOut: () => new ApiError('InternalError', 'TaskTimedOut', 'the export ran longer than allowed'),
+  cancelled: () => new ApiError('InternalError', 'Cancelled', 'the export was cancelled'),
+  unexpected: (what: string) =>
+    new ApiError('InternalError', 'UnexpectedError', `the ${what} could not finish`),
+} as const;
+
+/** Gives back what failed tasks took: an export's UserExport token. */
+export async function refundFailedTasks(
+  db: Queryable,
+  limits: ExportConfig,
+  failed: readonly FailedTask[],
+): Promise<void> {
+  for (const task of failed) if (task.kind === 'export') await refundExport(db, limits, task.project_id);
+}
+
+/** Ends a pending task failed with `error` and refunds it; false when it had already ended. */
+export async function failAndRefund(
+  db: Queryable,
+  limits: ExportConfig,
+  id: string,
+  error: ApiError,
+): Promise<boolean> {
+  const failed = await failTask(db, id, error);
+  if (failed) await refundFailedTasks(db, limits, [failed]);
+  return failed !== undefined;
+}

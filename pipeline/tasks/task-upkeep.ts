@@ -1,0 +1,108 @@
+import type { BlobStorage } from '../blob/blob-storage.js';
+import type { TaskBus } from '../bus/bus.js';
+import type { ServiceConfig } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import { failAbandonedTasks, takeOutboxMessages } from '../db/tasks.js';
+import { withTransaction } from '../db/transaction.js';
+import { classifyFault } from '../errors.js';
+import type { Logger } from '../log.js';
+import { sweepExpiredTasks } from '../retention.js';
+import { refundFailedTasks, TASK_ENDINGS } from './task-failure.js';
+
+/** What keeps every task moving: the outbox relay, the end of abandoned tasks, retention. */
+export interface TaskUpkeep {
+  /** A task was just created: relay its message now rather than at the next round. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** How often the outbox is relayed without a wake-up; how often abandoned tasks are looked for. */
+const RELAY_EVERY_MS = 250;
+const ABANDONED_EVERY_MS = 2_000;
+const RETENTION_EVERY_MS = 60_000;
+const OUTBOX_BATCH = 100;
+
+/**
+ * Runs the upkeep of tasks in this process until stopped. Every API and worker process runs one,
+ * so nothing depends on one of them being up; each round is safe to run in several at once.
+ * - The relay publishes the outbox on the bus and deletes what it published; a bus that is down
+ *   leaves the rows for the next round, so a task accepted during an outage is published after it.
+ * - A pending task with no sign of a worker for `taskExpirySeconds` ends `TaskExpired`, and an
+ *   export running past its time limit `TaskTimedOut`; an export's token is given back.
+ * - Completed tasks past retention are deleted with their files.
+ */
+export function startTaskUpkeep(
+  pool: Pool,
+  bus: TaskBus,
+  blobs: BlobStorage | undefined,
+  config: ServiceConfig,
+  log: Logger,
+): TaskUpkeep {
+  let stopped = false;
+  let wakeUp: (() => void) | undefined;
+  let relayed = 0;
+  const due = { abandoned: 0, retention: 0 };
+
+  async function relay(): Promise<number> {
+    return withTransaction(pool, async (client) => {
+      const messages = await takeOutboxMessages(client, OUTBOX_BATCH);
+      for (const message of messages) await bus.publish(message);
+      return messages.length;
+    });
+  }
+
+  async function endAbandoned(): Promise<void> {
+    const failed = await failAbandonedTasks(
+      pool,
+      { staleSeconds: config.taskExpirySeconds, exportLimitSeconds: config.export.timeLimitSeconds },
+      { expired: TASK_ENDINGS.expired(), timedOut: TASK_ENDINGS.timedOut() },
+    );
+    if (failed.length === 0) return;
+    log.warn({ tasks: failed.map((t) => t.id) }, 'abandoned tasks ended');
+    await refundFailedTasks(pool, config.export, failed);
+  }
+
+  async function round(): Promise<void> {
+    const now = Date.now();
+    relayed = await relay();
+    if (now >= due.abandoned) {
+      due.abandoned = now + ABANDONED_EVERY_MS;
+      await endAbandoned();
+    }
+    if (now >= due.retention) {
+      due.retention = now + Math.min(RETENTION_EVERY_MS, config.taskRetentionSeconds * 1000);
+      const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);
+      if (ids.length > 0) log.info({ tasks: ids.length }, 'tasks past retention deleted');
+    }
+  }
+
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        await round();
+      } catch (err) {
+        // A dependency that is down: the next round tries again.
+        log.warn({ err, fault: classifyFault(err) }, 'task upkeep round failed');
+        relayed = 0;
+      }
+      if (stopped || relayed === OUTBOX_BATCH) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RELAY_EVERY_MS);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wakeUp = undefined;
+    }
+  })();
+
+  return {
+    wake: () => wakeUp?.(),
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
+import type { TaskBus } from '../../pipeline/bus/bus.js';
+import type { ServiceConfig } from '../../pipeline/config.js';
+import type { Pool } from '../../pipeline/db/pool.js';
+import { createLogger } from '../../pipeline/log.js';
+import { startTaskUpkeep, type TaskUpkeep } from '../../pipeline/tasks/task-upkeep.js';
+import { startWorkers } from '../../pipeline/workers.js';
+import {
+  type AdminClient,
+  adminClient,
+  makeTestKeys,
+  TEST_SECRETS,
+  type TestKeys,
+  testConfig,
+} from './admin-api.js';
+import { useTestSchema } from './database.js';
+import { testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
+import { testBus } from './task-endpoints.js';
+
+/** The parts of one describe block's service: schema, config, facade, bus, upkeep and workers. */
+export interface TaskService {
+  readonly db: () => Pool;
+  readonly client: () => AdminClient;
+  readonly config: () => ServiceConfig;
+  readonly keys: () => TestKeys;
+  /** The export files' container (a client of its own, for the tests' checks); undefined without one. */
+  readonly storage: () => BlobStorage | undefined;
+}
+
+/** How a describe block's service is set up. */
+export interface TaskServiceOptions {
+  readonly project?: Record<string, unknown>;
+  /** Service settings over the test defaults (e.g. `export_download_url_seconds`). */
+  readonly settings?: Record<string, unknown>;
+  /** False: no workers run, so tasks stay pending (the upkeep still relays their messages). */
+  readonly workers?: boolean;
+}
+
+/**
+ * Sets up, for the calling describe block, a schema, a bus on the given transport (Kafka under a
+ * topic prefix of its own), the task upkeep, the workers and the facade, as a service process
+ * does; all stopped after the block.
+ */
+export function useTaskService(
+  transport: 'kafka' | 'postgres',
+  options: TaskServiceOptions = {},
+): TaskService {
+  const db = useTestSchema();
+  let keys: TestKeys | undefined;
+  let config: ServiceConfig | undefined;
+  let client: AdminClient | undefined;
+  let blobs: BlobStorage | undefined;
+  let bus: TaskBus | undefined;
+  let upkeep: TaskUpkeep | undefined;
+  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+  before(async function () {
+    this.timeout(60_000);
+    keys = await makeTestKeys();
+    const prefix = uniqueTopicPrefix();
+    config = testConfig(keys, options.project ?? {}, {
+      ...(transport === 'kafka'
+        ? { kafka_brokers: testKafkaBrokers().join(','), kafka_topic_prefix: prefix }
+        : {}),
+      ...options.settings,
+    });
+    const storage = config.export.blobStorage;
+    blobs =
+      config.export.enabled && storage ? await BlobStorage.open(storage, config.export.container) : undefined;
+    bus = testBus(transport, prefix, db(), log);
+    upkeep = startTaskUpkeep(db(), bus, blobs, config, log);
+    if (options.workers !== false) {
+      await startWorkers({ config, pool: db(), bus, blobs, secrets: TEST_SECRETS, log });
+    }
+    const started = upkeep;
+    client = adminClient(config, db, keys, started.wake, () => blobs);
+  });
+  after(async () => {
+    await upkeep?.stop();
+    await bus?.close();
+  });
+
+  const must = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the service is not ready yet');
+    return value;
+  };
+  return {
+    db,
+    client: () => must(client),
+    config: () => must(config),
+    keys: () => must(keys),
+    storage: () => blobs,
+  };
+}
