@@ -190,5 +190,7 @@ export function classifyFault(err: unknown): Fault {
   if (typeof e?.code === 'string' && NETWORK_CODES.has(e.code)) {
     return { kind: 'transient', dependency: undefined, code: e.code };
   }
-  return typeof e?.code === 'string' ? { kind: 'permanent', code: e.code } : { kind: 'unknown', code: undefined };
+  return typeof e?.code === 'string'
+    ? { kind: 'permanent', code: e.code }
+    : { kind: 'unknown', code: undefined };
 }

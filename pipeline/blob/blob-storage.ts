@@ -91,10 +91,15 @@ export class BlobStorage {
     await this.container.getBlobClient(name).deleteIfExists();
   }
 
-  /** Names of the committed blobs whose name starts with `prefix`. */
-  async list(prefix = ''): Promise<string[]> {
+  /**
+   * Names of the blobs whose name starts with `prefix`: committed ones, and with `uncommitted` also
+   * those that have only staged blocks (an upload cut short and not yet discarded).
+   */
+  async list(prefix = '', { uncommitted = false } = {}): Promise<string[]> {
     const names: string[] = [];
-    for await (const blob of this.container.listBlobsFlat({ prefix })) names.push(blob.name);
+    for await (const blob of this.container.listBlobsFlat({ prefix, includeUncommitedBlobs: uncommitted })) {
+      names.push(blob.name);
+    }
     return names;
   }
 }

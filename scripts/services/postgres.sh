@@ -60,12 +60,17 @@ case "${1:-start}" in
   url)
     echo "postgres://postgres@127.0.0.1:$port/postgres"
     ;;
+  pg-dump)
+    # pg_dump of the same Postgres version as the server, for tests that inspect what rests on disk.
+    shift
+    exec "$bin/pg_dump" "$@"
+    ;;
   socket-url)
     # The same server through its Unix socket: no loopback TCP stack per query.
     echo "postgres://postgres@localhost:$port/postgres?host=$dir"
     ;;
   *)
-    echo "usage: $0 start|stop|url|socket-url" >&2
+    echo "usage: $0 start|stop|url|socket-url|pg-dump ARGS" >&2
     exit 2
     ;;
 esac

@@ -19,7 +19,7 @@ import { testBus } from './task-endpoints.js';
 
 /** The parts of one describe block's service: schema, config, facade, bus, upkeep and workers. */
 export interface TaskService {
-  readonly db: () => Pool;
+  readonly db: (() => Pool) & { readonly schema: string };
   readonly client: () => AdminClient;
   readonly config: () => ServiceConfig;
   readonly keys: () => TestKeys;
@@ -45,7 +45,6 @@ export function useTaskService(
   transport: 'kafka' | 'postgres',
   options: TaskServiceOptions = {},
 ): TaskService {
-  const db = useTestSchema();
   let keys: TestKeys | undefined;
   let config: ServiceConfig | undefined;
   let client: AdminClient | undefined;
@@ -53,6 +52,14 @@ export function useTaskService(
   let bus: TaskBus | undefined;
   let upkeep: TaskUpkeep | undefined;
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+  // Registered before the schema's own hooks, so that it runs first: nothing may still query the
+  // schema when it is dropped.
+  after(async () => {
+    await upkeep?.stop();
+    await bus?.close();
+  });
+  const db = useTestSchema();
 
   before(async function () {
     this.timeout(60_000);
@@ -75,11 +82,6 @@ export function useTaskService(
     const started = upkeep;
     client = adminClient(config, db, keys, started.wake, () => blobs);
   });
-  after(async () => {
-    await upkeep?.stop();
-    await bus?.close();
-  });
-
   const must = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the service is not ready yet');
     return value;

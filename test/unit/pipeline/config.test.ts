@@ -88,7 +88,10 @@ describe('config', () => {
       'invalid configuration: PORT must be an integer from 1 to 65535',
     );
     expect(() => loadConfig({ PORT: '0' })).to.throw(ConfigError, /PORT must be an integer from 1 to 65535/);
-    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).to.throw(ConfigError, /LOG_LEVEL must be one of fatal, error/);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).to.throw(
+      ConfigError,
+      /LOG_LEVEL must be one of fatal, error/,
+    );
     expect(() => loadConfig({ TRUST_PROXY: 'maybe' })).to.throw(
       ConfigError,
       /TRUST_PROXY must be true, false, 1 or 0/,

@@ -1,0 +1,202 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { adminClient, adminToken, testConfig } from '../../support/admin-api.js';
+import { testBlobConnectionString, useExportService } from '../../support/exports.js';
+import { HTTPS } from '../../support/imports.js';
+
+const body = (res: { body: string }) => JSON.parse(res.body) as Record<string, unknown>;
+
+/** Polls `read` every 50 ms until `done` holds (at most `seconds`), and returns the last value. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, seconds = 30): Promise<T> {
+  const end = Date.now() + seconds * 1000;
+  let value = await read();
+  while (!done(value) && Date.now() < end) {
+    await sleep(50);
+    value = await read();
+  }
+  return value;
+}
+
+describe('export request bounds', () => {
+  const service = useExportService('postgres', { workers: false });
+
+  const refused = async (request: unknown) => {
+    const res = await service.post(request);
+    expect(res.statusCode, res.body).to.equal(400);
+    const error = body(res).error as {
+      reason: string;
+      info: { causes: { location: string; kind: string }[] };
+    };
+    expect(error.reason).to.equal('ValidationFailed');
+    return error.info.causes.map((c) => [c.location, c.kind]);
+  };
+
+  it('refuses more than 200 fields, a field name over 256 characters and a pointer over 512', async () => {
+    const fields = Array.from({ length: 201 }, (_, i) => ({ pointer: `/custom_attributes/a${i}` }));
+    expect(await refused({ format: 'csv', csv: { fields } })).to.deep.equal([['/csv/fields', 'maxItems']]);
+    expect(
+      await refused({ format: 'csv', csv: { fields: [{ pointer: '/email', field_name: 'n'.repeat(257) }] } }),
+    ).to.deep.equal([['/csv/fields/0/field_name', 'maxLength']]);
+    expect(
+      await refused({ format: 'csv', csv: { fields: [{ pointer: `/${'p'.repeat(512)}` }] } }),
+    ).to.deep.equal([['/csv/fields/0/pointer', 'maxLength']]);
+    const atTheBounds = Array.from({ length: 200 }, (_, i) => ({ pointer: `/custom_attributes/a${i}` }));
+    atTheBounds[0] = { pointer: `/${'p'.repeat(511)}`, field_name: 'n'.repeat(256) } as never;
+    expect((await service.post({ format: 'csv', csv: { fields: atTheBounds } })).statusCode).to.equal(200);
+  });
+});
+
+describe('export tasks belong to their project', () => {
+  const service = useExportService('postgres', { workers: false });
+
+  it('is TaskNotFound from another project on the same database, for exports and imports', async () => {
+    const created = body(await service.post({ format: 'ndjson' }));
+    // A facade of each project on the same database, both behind a trusted proxy for the import calls.
+    const facadeOf = (id: string) =>
+      adminClient(
+        testConfig(
+          service.keys(),
+          { id },
+          {
+            trust_proxy: true,
+            azure_storage_connection_string: testBlobConnectionString(),
+            azure_storage_container: service.config().export.container,
+          },
+        ),
+        service.db,
+        service.keys(),
+        undefined,
+        service.blobs,
+      );
+    const other = facadeOf('other');
+    const token = await adminToken(service.keys());
+    const read = await other.request({ method: 'GET', url: `/_api/admin/users/export/${created.id}`, token });
+    expect(read.statusCode).to.equal(404);
+    expect((body(read).error as { reason: string }).reason).to.equal('TaskNotFound');
+    const cancel = await other.request({
+      method: 'DELETE',
+      url: `/_api/admin/users/export/${created.id}`,
+      token,
+    });
+    expect(cancel.statusCode).to.equal(404);
+    // The other project has its own export slot.
+    const own = await other.request({
+      method: 'POST',
+      url: '/_api/admin/users/export',
+      token,
+      body: { format: 'csv' },
+    });
+    expect(own.statusCode, own.body).to.equal(200);
+
+    const imported = await other.request({
+      method: 'POST',
+      url: '/_api/admin/users/import',
+      token,
+      headers: HTTPS,
+      body: { identifier: 'email', records: [{ email: 'a@x.test' }] },
+    });
+    const importId = body(imported).id as string;
+    const fromDefault = await facadeOf('default').request({
+      method: 'GET',
+      url: `/_api/admin/users/import/${importId}`,
+      token,
+      headers: HTTPS,
+    });
+    expect(fromDefault.statusCode).to.equal(404);
+    expect((body(fromDefault).error as { reason: string }).reason).to.equal('TaskNotFound');
+    const fromOther = await other.request({
+      method: 'GET',
+      url: `/_api/admin/users/import/${importId}`,
+      token,
+      headers: HTTPS,
+    });
+    expect(fromOther.statusCode).to.equal(200);
+  });
+});
+
+describe('export cancel', () => {
+  const service = useExportService('postgres', {
+    workers: false,
+    settings: { export_rate_limit: 1, export_rate_limit_period_seconds: 86400 },
+  });
+
+  it('ends a pending export Cancelled, frees the slot and gives its token back', async () => {
+    const created = body(await service.post({ format: 'csv' }));
+    const token = await adminToken(service.keys());
+    const res = await service
+      .client()
+      .request({ method: 'DELETE', url: `/_api/admin/users/export/${created.id}`, token });
+    expect(res.statusCode, res.body).to.equal(200);
+    const cancelled = body(res);
+    expect(cancelled.status).to.equal('completed');
+    expect(cancelled.failed_at).to.be.a('string');
+    expect(cancelled.error).to.deep.include({ name: 'InternalError', reason: 'Cancelled' });
+    expect(cancelled).not.to.have.property('download_url');
+    // With one token a day, only the refund lets this one in.
+    expect((await service.post({ format: 'csv' })).statusCode).to.equal(200);
+    const again = await service
+      .client()
+      .request({ method: 'DELETE', url: `/_api/admin/users/export/${created.id}`, token });
+    expect(again.statusCode).to.equal(400);
+    expect((body(again).error as { reason: string }).reason).to.equal('TaskAlreadyCompleted');
+  });
+});
+
+describe('export cancel while running', function () {
+  this.timeout(90_000);
+  const service = useExportService('postgres');
+
+  it('stops the worker, discards its blocks and leaves no file', async () => {
+    await service.db().query(
+      `INSERT INTO users (id, created_at, standard_attributes)
+       SELECT gen_random_uuid(), timestamptz '2026-01-01' + n * interval '1 ms',
+              jsonb_build_object('email', 'user' || n || '@example.com', 'name', repeat('x', 200))
+         FROM generate_series(1, 150000) n`,
+    );
+    const created = body(await service.post({ format: 'ndjson' }));
+    const running = await until(
+      () => service.status(created.id as string),
+      (s) => ((s.body.progress as { processed: number } | undefined)?.processed ?? 0) > 0,
+    );
+    expect(running.body.status, 'the export was cancelled while running').to.equal('pending');
+    const token = await adminToken(service.keys());
+    const res = await service
+      .client()
+      .request({ method: 'DELETE', url: `/_api/admin/users/export/${created.id}`, token });
+    expect(res.statusCode, res.body).to.equal(200);
+    // The worker sees the cancel at its next heartbeat, stops, and discards what it staged.
+    const blobs = service.blobs();
+    const names = await until(
+      async () => {
+        const staged = await blobs.list('', { uncommitted: true });
+        return { staged, progress: (await service.status(created.id as string)).body };
+      },
+      (v) => v.staged.length === 0,
+    );
+    expect(names.staged, 'no file, and no staged block left').to.deep.equal([]);
+    expect(names.progress.error).to.deep.include({ reason: 'Cancelled' });
+    expect(names.progress).not.to.have.property('download_url');
+    // And the slot is free for the next export, which completes.
+    const next = await service.run({ format: 'csv', csv: { fields: [{ pointer: '/email' }] } });
+    expect(next.failed_at).to.equal(undefined);
+    expect(await blobs.list()).to.have.length(1);
+  });
+});
+
+describe('orphaned and abandoned exports', function () {
+  this.timeout(60_000);
+  // No worker at all: the accepted export's message is relayed, but nobody ever starts it.
+  const service = useExportService('postgres', { workers: false, settings: { task_expiry_seconds: 2 } });
+
+  it('ends an export no worker starts TaskExpired, and the next one is accepted within 30 s', async () => {
+    const created = body(await service.post({ format: 'csv' }));
+    expect((await service.post({ format: 'csv' })).statusCode, 'the slot is held meanwhile').to.equal(429);
+    const ended = await until(
+      () => service.status(created.id as string),
+      (s) => s.body.status === 'completed',
+    );
+    expect(ended.body.error).to.deep.include({ name: 'InternalError', reason: 'TaskExpired' });
+    expect(ended.body.failed_at).to.be.a('string');
+    expect((await service.post({ format: 'csv' })).statusCode).to.equal(200);
+  });
+});

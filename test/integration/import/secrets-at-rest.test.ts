@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { testDatabaseUrl } from '../../support/database.js';
+import { useImportService } from '../../support/imports.js';
+import { useWorkerProcesses } from '../../support/worker-process.js';
+
+const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
+const MFA_HASH = '$2a$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW';
+const TOTP = 'JBSWY3DPEHPK3PXPSECRETTOTP';
+const BAD_TOTP = 'KRUGS4ZANFZSAYJAONSWG4TFOQ';
+const LOOSE_HASH = '$2y$10$looseHashOfABrokenRecordxxxxxxxxxxxxxxxxxxxxxxxxxxxxx';
+
+/** Every row of the schema as `pg_dump --data-only` writes it: what rests on disk. */
+async function dataDump(schema: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    'scripts/services/postgres.sh',
+    ['pg-dump', '--data-only', `--schema=${schema}`, testDatabaseUrl()],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  return stdout;
+}
+
+/** The COPY block of one table in a dump. */
+function tableRows(dump: string, table: string): string {
+  const at = dump.search(new RegExp(`COPY [a-z0-9_]+\\.${table} `));
+  return at < 0 ? '' : dump.slice(at, dump.indexOf('\\.\n', at));
+}
+
+/**
+ * Secrets of an import (password hashes, mfa.password hashes, TOTP secrets, also those of records
+ * that fail) rest in plain text nowhere but the authenticator rows: the stored request holds them
+ * sealed, the queue and outbox hold ids only, and the input is dropped once the task completes.
+ */
+describe('import secrets at rest', function () {
+  this.timeout(90_000);
+  const service = useImportService('postgres', {}, {}, { workers: false });
+  const spawnWorker = useWorkerProcesses(service.db.schema);
+
+  it('are sealed while queued, and after completion rest only in the authenticators', async () => {
+    const res = await service.post({
+      identifier: 'email',
+      records: [
+        {
+          email: 'secret@example.com',
+          password: { type: 'bcrypt', password_hash: HASH },
+          mfa: { password: { type: 'bcrypt', password_hash: MFA_HASH }, totp: { secret: TOTP } },
+        },
+        // Fails validation (an unknown member) but carries secrets all the same.
+        {
+          email: 'broken@example.com',
+          surprise: 1,
+          password: LOOSE_HASH,
+          mfa: { totp: { secret: BAD_TOTP } },
+        },
+      ],
+    });
+    expect(res.statusCode, res.body).to.equal(200);
+    const { id } = JSON.parse(res.body) as { id: string };
+
+    const queued = await dataDump(service.db.schema);
+    for (const secret of [HASH, MFA_HASH, TOTP, BAD_TOTP, LOOSE_HASH]) {
+      expect(queued, `${secret} while queued`).not.to.include(secret);
+    }
+    expect(tableRows(queued, 'tasks')).to.include(id).and.to.include('v1.');
+
+    const worker = spawnWorker({});
+    const status = await service.waitForCompletion(id);
+    worker.kill('SIGTERM');
+    expect(status.summary).to.deep.include({ inserted: 1, failed: 1 });
+
+    const done = await dataDump(service.db.schema);
+    const authenticators = tableRows(done, 'authenticators');
+    for (const secret of [HASH, MFA_HASH, TOTP]) expect(authenticators, secret).to.include(secret);
+    const elsewhere = done.replace(authenticators, '');
+    for (const secret of [HASH, MFA_HASH, TOTP, BAD_TOTP, LOOSE_HASH]) {
+      expect(elsewhere, `${secret} outside the authenticators`).not.to.include(secret);
+    }
+    const { rows } = await service.db().query('SELECT input FROM tasks WHERE id = $1', [id]);
+    expect(rows).to.deep.equal([{ input: null }]);
+  });
+});
