@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, type JSONWebKeySet, type JWK } from 'jose';
 import type { ServiceConfig } from '../pipeline/config.js';
@@ -40,4 +40,29 @@ export async function loadOrCreateDevKey(dataDir: string): Promise<JWK> {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   });
   return JSON.parse(await readFile(file, 'utf8')) as JWK;
+}
+
+const RUNNING_FILE = 'running-service.json';
+
+/**
+ * Records the public origin of the service running on this data folder, so that `npm run
+ * admin-token` in another terminal (without the service's PORT) signs for the same audience.
+ * Returns a function that removes the record when the service stops.
+ */
+export async function recordRunningService(dataDir: string, publicOrigin: string): Promise<() => Promise<void>> {
+  const file = path.join(dataDir, RUNNING_FILE);
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(file, JSON.stringify({ public_origin: publicOrigin, pid: process.pid }));
+  return () => rm(file, { force: true });
+}
+
+/** The public origin of the service running on this data folder, if one is. */
+export async function runningServiceOrigin(dataDir: string): Promise<string | undefined> {
+  try {
+    const { public_origin: origin, pid } = JSON.parse(await readFile(path.join(dataDir, RUNNING_FILE), 'utf8'));
+    process.kill(pid, 0); // throws when that process is gone
+    return typeof origin === 'string' ? origin : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -42,7 +42,9 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
         const ttl = (payload.exp as number) * 1000 - Date.now();
         if (ttl > 0) verified.set(token, true, { ttl });
       } catch (err) {
-        log.info({ code: (err as { code?: string }).code }, 'admin JWT refused');
+        // Which check failed (e.g. claim `aud`, with the audience expected), never the token.
+        const { code, claim, reason } = err as { code?: string; claim?: string; reason?: string };
+        log.info({ code, claim, reason, expected_audience: project.publicOrigin }, 'admin JWT refused');
         throw forbidden();
       }
     }

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { loadConfigOrExit, runService } from '../pipeline/lifecycle.js';
 import { createLogger } from '../pipeline/log.js';
 import { startPipelineParts } from '../pipeline/service-parts.js';
-import { resolveAdminJwks } from './admin-keys.js';
+import { recordRunningService, resolveAdminJwks } from './admin-keys.js';
 import { createApp } from './app.js';
 
 const config = loadConfigOrExit();
@@ -31,6 +31,9 @@ await runService(log, async ({ started }) => {
     server.close();
     server.closeAllConnections();
   });
+  if (!config.project.adminApi.jwks && !config.adminJwksFile) {
+    started('running-service record', await recordRunningService(config.dataDir, config.project.publicOrigin));
+  }
   const url = `http://localhost:${config.port}`;
   log.info(
     { url, graphql: `${url}/_api/admin/graphql`, embedded: !config.databaseUrl },

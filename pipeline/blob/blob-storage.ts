@@ -7,10 +7,19 @@ import {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob';
 import type { BlobStorageConfig } from '../config.js';
+import { classifyFault } from '../errors.js';
 
 /** Blocks staged per request while uploading, and how many are in flight at once. */
 const UPLOAD_BLOCK_BYTES = 2 * 1024 * 1024;
 const UPLOAD_CONCURRENCY = 2;
+
+/**
+ * Each request is retried a few times, quickly, for a blip; a longer outage fails the upload and the
+ * task runner starts the export again with its own, longer backoff (TASK_RETRY_SECONDS).
+ */
+const CLIENT_OPTIONS = {
+  retryOptions: { maxTries: 4, retryDelayInMs: 500, maxRetryDelayInMs: 4000, tryTimeoutInMs: 60_000 },
+} as const;
 
 /** How a stored file is served to whoever holds its signed URL. */
 export interface BlobHeaders {
@@ -23,26 +32,43 @@ export interface BlobHeaders {
  * signed URLs for one blob, deletion. Nothing here touches the local disk.
  */
 export class BlobStorage {
+  private containerReady: Promise<unknown> | undefined;
+
   private constructor(
     private readonly container: ContainerClient,
     private readonly credential: StorageSharedKeyCredential,
   ) {}
 
-  /** Connects and makes sure the (private) container exists. */
+  /** Creates the (private) container once; a failed attempt is tried again by the next caller. */
+  private ensureContainer(): Promise<unknown> {
+    this.containerReady ??= this.container.createIfNotExists().catch((err: unknown) => {
+      this.containerReady = undefined;
+      throw err;
+    });
+    return this.containerReady;
+  }
+
+  /**
+   * Connects and makes sure the container exists. A storage that is down at start does not stop
+   * the service (the first upload makes the container then); a refusal, such as a wrong key, does.
+   */
   static async open(config: BlobStorageConfig, containerName: string): Promise<BlobStorage> {
     const service =
       'connectionString' in config
-        ? BlobServiceClient.fromConnectionString(config.connectionString)
+        ? BlobServiceClient.fromConnectionString(config.connectionString, CLIENT_OPTIONS)
         : new BlobServiceClient(
             `https://${config.accountName}.blob.core.windows.net`,
             new StorageSharedKeyCredential(config.accountName, config.accountKey),
+            CLIENT_OPTIONS,
           );
     if (!(service.credential instanceof StorageSharedKeyCredential)) {
       throw new Error('blob storage needs an account key to sign download URLs');
     }
-    const container = service.getContainerClient(containerName);
-    await container.createIfNotExists();
-    return new BlobStorage(container, service.credential);
+    const storage = new BlobStorage(service.getContainerClient(containerName), service.credential);
+    await storage.ensureContainer().catch((err: unknown) => {
+      if (classifyFault(err).kind !== 'transient') throw err;
+    });
+    return storage;
   }
 
   /**
@@ -50,6 +76,7 @@ export class BlobStorage {
    * when the block list is committed at the end, so an upload cut short leaves no partial file.
    */
   async upload(name: string, source: Readable, headers: BlobHeaders, signal?: AbortSignal): Promise<void> {
+    await this.ensureContainer();
     await this.container
       .getBlockBlobClient(name)
       .uploadStream(source, UPLOAD_BLOCK_BYTES, UPLOAD_CONCURRENCY, {

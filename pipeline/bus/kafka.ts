@@ -30,6 +30,7 @@ export function kafkaBus(
   });
   let producer: Producer | undefined;
   const consumers: Consumer[] = [];
+  let closing = false;
   const topics = new Map<TaskKind, Promise<void>>();
 
   /**
@@ -88,29 +89,47 @@ export function kafkaBus(
         heartbeatInterval: Math.floor(sessionTimeoutMs / 10),
       });
       consumers.push(consumer);
-      await ensureTopic(kind);
-      await consumer.connect();
-      await consumer.subscribe({ topic: taskTopic(prefix, kind), fromBeginning: true });
-      await consumer.run({
-        // Tasks on different partitions run side by side; one partition's tasks stay in order.
-        partitionsConsumedConcurrently: concurrency,
-        eachMessage: async ({ message }) => {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(message.value?.toString() ?? '');
-          } catch {
-            parsed = undefined;
-          }
-          if (!validateTaskMessage(parsed)) {
-            log.error({ key: message.key?.toString() }, 'dropping a malformed task message');
-            return;
-          }
-          // A throw here makes kafkajs retry the message (not committing its offset).
-          await handler(parsed);
-        },
+      // kafkajs restarts a consumer that crashed on a retriable error by itself; one that crashed
+      // on any other (a broker gone longer than its retries) would stay stopped and leave its
+      // partitions' tasks waiting: it is started again here, for as long as the bus is open.
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart || closing) return;
+        log.warn({ err: payload.error, kind }, 'task consumer stopped; starting it again');
+        setTimeout(
+          () =>
+            void start().catch((err: unknown) => log.error({ err, kind }, 'task consumer restart failed')),
+          1000,
+        );
       });
+      const start = async () => {
+        await ensureTopic(kind);
+        await consumer.connect();
+        await consumer.subscribe({ topic: taskTopic(prefix, kind), fromBeginning: true });
+        await run();
+      };
+      const run = () =>
+        consumer.run({
+          // Tasks on different partitions run side by side; one partition's tasks stay in order.
+          partitionsConsumedConcurrently: concurrency,
+          eachMessage: async ({ message }) => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(message.value?.toString() ?? '');
+            } catch {
+              parsed = undefined;
+            }
+            if (!validateTaskMessage(parsed)) {
+              log.error({ key: message.key?.toString() }, 'dropping a malformed task message');
+              return;
+            }
+            // A throw here makes kafkajs retry the message (not committing its offset).
+            await handler(parsed);
+          },
+        });
+      await start();
     },
     async close() {
+      closing = true;
       await Promise.all(consumers.map((c) => c.disconnect()));
       await producer?.disconnect();
     },

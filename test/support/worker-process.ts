@@ -40,6 +40,16 @@ export async function taskProgress(db: Pool, id: string): Promise<{ processed: n
   return { processed: rows[0]?.progress_processed ?? 0, status: rows[0]?.status ?? 'missing' };
 }
 
+/** Waits (60 s at most) until the task has saved some progress, and returns it. */
+export async function waitForProgress(db: Pool, id: string): Promise<{ processed: number; status: string }> {
+  let seen = await taskProgress(db, id);
+  for (let i = 0; i < 6000 && seen.processed === 0; i++) {
+    await sleep(10);
+    seen = await taskProgress(db, id);
+  }
+  return seen;
+}
+
 /** Starts a worker, SIGKILLs it once the task shows progress, and returns the progress it left. */
 export async function killOnceStarted(
   start: () => ChildProcess,
@@ -47,11 +57,7 @@ export async function killOnceStarted(
   id: string,
 ): Promise<{ processed: number; status: string }> {
   const worker = start();
-  let seen = { processed: 0, status: 'pending' };
-  for (let i = 0; i < 3000 && seen.processed === 0; i++) {
-    await sleep(10);
-    seen = await taskProgress(db, id);
-  }
+  await waitForProgress(db, id);
   worker.kill('SIGKILL');
   await new Promise((resolve) => worker.once('exit', resolve));
   return taskProgress(db, id);

@@ -89,6 +89,17 @@ describe('embedded default (smoke)', function () {
     expect((await post({ query: lookups }, 'Bearer x.y.z')).status).to.equal(403);
   });
 
+  it('mints with `npm run admin-token` a token for the running service, even without its PORT', async () => {
+    const { PORT: _port, ...withoutPort } = env;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/admin-token.ts'], {
+      env: withoutPort,
+    });
+    const res = await fetch(`http://localhost:${port}/_api/admin/graphql?query=%7B__typename%7D`, {
+      headers: { authorization: `Bearer ${stdout.trim()}` },
+    });
+    expect(res.status).to.equal(200);
+  });
+
   it('exports to the embedded Azurite and serves the file through its signed URL', async () => {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const base = `http://localhost:${port}/_api/admin/users/export`;
@@ -122,6 +133,51 @@ describe('embedded default (smoke)', function () {
       .and.to.match(/another postmaster \(PID \d+\)/);
     expect(await listening(azuritePort + 1), 'second Azurite').to.equal(false);
     expect(await listening(postgresPort), 'first Postgres').to.equal(true);
+  });
+
+  it('answers an unknown path with 404 in the error envelope', async () => {
+    const res = await fetch(`http://localhost:${port}/nowhere`);
+    expect(res.status).to.equal(404);
+    expect(await res.json()).to.deep.equal({
+      error: { name: 'NotFound', reason: 'NotFound', message: 'no such endpoint', code: 404 },
+    });
+  });
+
+  it('names the variable and its rule when a setting is invalid, without a stack trace', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+      env: { ...env, PORT: '70000', TRUST_PROXY: 'perhaps' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).to.equal(2);
+    expect(output.trim()).to.equal(
+      'invalid configuration: PORT must be an integer from 1 to 65535; TRUST_PROXY must be true, false, 1 or 0',
+    );
+  });
+
+  it('started as root in a private folder (mode 0700), stops saying what to do', async function () {
+    // The embedded Postgres changes user only when started as root; as anyone else the folder is its own.
+    if (process.getuid?.() !== 0) this.skip();
+    const privateDir = mkdtempSync(path.join(tmpdir(), 'private-'));
+    try {
+      const { code, log } = await runUntilExit({
+        ...env,
+        DATA_DIR: path.join(privateDir, 'data'),
+        PORT: String(port + 2),
+        EMBEDDED_POSTGRES_PORT: String(postgresPort + 2),
+        EMBEDDED_AZURITE_PORT: String(azuritePort + 2),
+      });
+      expect(code).to.equal(1);
+      expect(log)
+        .to.include(`cannot enter ${privateDir} (mode 700)`)
+        .and.to.include(`chmod o+x ${privateDir}`);
+      expect(log).not.to.include('EACCES');
+    } finally {
+      rmSync(privateDir, { recursive: true, force: true });
+    }
   });
 
   it('stops on SIGTERM with exit code 0, and its Postgres and Azurite with it', async () => {

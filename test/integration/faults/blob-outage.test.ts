@@ -1,0 +1,84 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
+import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
+import { useWorkerProcesses, waitForProgress } from '../../support/worker-process.js';
+
+const USERS = 150_000;
+/** How long the blob store stays down: the fault under test, not a wait for a condition. */
+const OUTAGE_MS = 10_000;
+
+/**
+ * The real blob store (Azurite) stops while a `make pipeline` worker process writes an export.
+ * Within the retry window the export starts again once it is back and the file is whole; an
+ * outage beyond the window fails the export with an error that names the blob storage, and gives
+ * its UserExport token back.
+ */
+describe('blob store outage during an export', function () {
+  this.timeout(180_000);
+  restoreServiceAfter('azurite');
+  const service = useExportService('postgres', {
+    workers: false,
+    settings: { export_rate_limit: 2, export_rate_limit_period_seconds: 86400 },
+  });
+  const spawnWorker = useWorkerProcesses(service.db.schema);
+  const startWorker = (env: Record<string, string> = {}) =>
+    spawnWorker({
+      AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
+      AZURE_STORAGE_CONTAINER: service.config().export.container,
+      ...env,
+    });
+
+  before(async () => {
+    await service.db().query(
+      `INSERT INTO users (id, created_at, standard_attributes)
+       SELECT gen_random_uuid(), timestamptz '2027-01-01' + n * interval '1 ms',
+              jsonb_build_object('email', 'b' || n || '@outage.test', 'name', repeat('n', 100))
+         FROM generate_series(1, $1) n`,
+      [USERS],
+    );
+  });
+
+  it('stopped for 10 s: the export starts again and the file is whole', async () => {
+    const worker = startWorker();
+    const res = await service.post({ format: 'ndjson' });
+    expect(res.statusCode, res.body).to.equal(200);
+    const { id } = JSON.parse(res.body) as { id: string };
+    expect((await waitForProgress(service.db(), id)).processed, 'the export was running').to.be.above(0);
+
+    await stopService('azurite');
+    await sleep(OUTAGE_MS);
+    await startService('azurite');
+
+    const status = await service.waitForCompletion(id);
+    expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
+    const lines = (await download(status.download_url as string)).text.split('\n');
+    expect(lines).to.have.length(USERS + 1);
+    expect(new Set(lines.map((l) => l.slice(0, 60))).size, 'each user once').to.equal(USERS + 1);
+    expect(worker.exitCode, 'the worker is still running').to.equal(null);
+    worker.kill('SIGTERM');
+  });
+
+  it('down beyond the retries: fails naming the blob storage, and the token is given back', async () => {
+    const worker = startWorker({ TASK_RETRY_SECONDS: '1' });
+    await stopService('azurite');
+    try {
+      // The second and last token of the day.
+      const res = await service.post({ format: 'csv' });
+      expect(res.statusCode, res.body).to.equal(200);
+      const { id } = JSON.parse(res.body) as { id: string };
+      const status = await service.waitForCompletion(id);
+      expect(status.failed_at).to.be.a('string');
+      expect(status.error).to.deep.include({
+        name: 'ServiceUnavailable',
+        reason: 'DependencyUnavailable',
+        info: { dependency: 'blob storage', code: 'ECONNREFUSED' },
+      });
+    } finally {
+      await startService('azurite');
+    }
+    expect((await service.post({ format: 'csv' })).statusCode, 'the refunded token').to.equal(200);
+    expect(worker.exitCode, 'the worker is still running').to.equal(null);
+    worker.kill('SIGTERM');
+  });
+});
