@@ -49,7 +49,10 @@ const RUNNING_FILE = 'running-service.json';
  * admin-token` in another terminal (without the service's PORT) signs for the same audience.
  * Returns a function that removes the record when the service stops.
  */
-export async function recordRunningService(dataDir: string, publicOrigin: string): Promise<() => Promise<void>> {
+export async function recordRunningService(
+  dataDir: string,
+  publicOrigin: string,
+): Promise<() => Promise<void>> {
   const file = path.join(dataDir, RUNNING_FILE);
   await mkdir(dataDir, { recursive: true });
   await writeFile(file, JSON.stringify({ public_origin: publicOrigin, pid: process.pid }));
@@ -59,7 +62,9 @@ export async function recordRunningService(dataDir: string, publicOrigin: string
 /** The public origin of the service running on this data folder, if one is. */
 export async function runningServiceOrigin(dataDir: string): Promise<string | undefined> {
   try {
-    const { public_origin: origin, pid } = JSON.parse(await readFile(path.join(dataDir, RUNNING_FILE), 'utf8'));
+    const { public_origin: origin, pid } = JSON.parse(
+      await readFile(path.join(dataDir, RUNNING_FILE), 'utf8'),
+    );
     process.kill(pid, 0); // throws when that process is gone
     return typeof origin === 'string' ? origin : undefined;
   } catch {

@@ -32,7 +32,10 @@ await runService(log, async ({ started }) => {
     server.closeAllConnections();
   });
   if (!config.project.adminApi.jwks && !config.adminJwksFile) {
-    started('running-service record', await recordRunningService(config.dataDir, config.project.publicOrigin));
+    started(
+      'running-service record',
+      await recordRunningService(config.dataDir, config.project.publicOrigin),
+    );
   }
   const url = `http://localhost:${config.port}`;
   log.info(

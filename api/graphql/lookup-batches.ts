@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import type { UserRecord } from '../../pipeline/db/lookup-records.js';
 import {
   findUsersByLoginId,
   findUsersByOAuth,
@@ -8,7 +9,6 @@ import {
   type OAuthLookup,
 } from '../../pipeline/db/lookups.js';
 import type { Queryable } from '../../pipeline/db/pool.js';
-import type { UserRecord } from '../../pipeline/db/user-records.js';
 
 /** The three lookups of spec 4.5, each answered together with the others of its batch. */
 export interface UserLookups {

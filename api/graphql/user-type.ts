@@ -13,7 +13,7 @@ import type {
   LoginIdRecord,
   OAuthConnectionRecord,
   UserRecord,
-} from '../../pipeline/db/user-records.js';
+} from '../../pipeline/db/lookup-records.js';
 import type { GraphQLContext } from './context.js';
 
 export const nonNull = <T extends GraphQLNullableType>(t: T) => new GraphQLNonNull(t);

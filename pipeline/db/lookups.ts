@@ -1,6 +1,6 @@
 import type { LoginIdAttribute } from '../identity/login-id-attributes.js';
+import { USER_RECORD_COLUMNS, type UserRecord } from './lookup-records.js';
 import type { Queryable } from './pool.js';
-import { USER_RECORD_COLUMNS, type UserRecord } from './user-records.js';
 
 /** A standard attribute that identities carry, and so can be looked up exactly. */
 export type LookupAttribute = LoginIdAttribute;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
+import type { KeyedRecord } from './lookup-records.js';
 import type { Queryable } from './pool.js';
-import type { KeyedRecord } from './user-records.js';
 
 /** Roles and groups share their shape; only the table and the error vocabulary differ. */
 export type KeyedKind = 'role' | 'group';

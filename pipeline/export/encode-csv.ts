@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { type Options, stringify } from 'csv-stringify/sync';
-import { RECORD_ARRAYS_IN_FLIGHT } from './user-records.js';
+import { RECORD_ARRAYS_IN_FLIGHT } from './export-records.js';
 
 /**
  * Cells as DECISIONS.md encodes them: strings as is, numbers in plain decimal, booleans

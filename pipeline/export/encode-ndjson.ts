@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { RECORD_ARRAYS_IN_FLIGHT, type UserExportRecord } from './user-records.js';
+import { RECORD_ARRAYS_IN_FLIGHT, type UserExportRecord } from './export-records.js';
 
 /** Records (in arrays) -> ndjson: one compact JSON object per user and line. */
 export function encodeNdjson(): Transform {

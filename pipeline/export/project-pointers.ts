@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
+import { RECORD_ARRAYS_IN_FLIGHT, type UserExportRecord } from './export-records.js';
 import { compilePointer, type ExportField } from './pointers.js';
-import { RECORD_ARRAYS_IN_FLIGHT, type UserExportRecord } from './user-records.js';
 
 /** Records (in arrays) -> rows of cells, one per field, in field order. */
 export function projectPointers(fields: readonly ExportField[]): Transform {

@@ -10,15 +10,15 @@ import type { TaskRun } from '../tasks/run-task.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
 import { exportFileHeaders, exportFileName } from './export-file.js';
-import type { ExportField } from './pointers.js';
-import { projectPointers } from './project-pointers.js';
 import {
   copyLinesToRecords,
   prepareSnapshot,
   RECORD_ARRAYS_IN_FLIGHT,
   streamUserRecords,
   type UserExportRecord,
-} from './user-records.js';
+} from './export-records.js';
+import type { ExportField } from './pointers.js';
+import { projectPointers } from './project-pointers.js';
 
 /** What POST stored beside the task: the format and, for CSV, the resolved columns. */
 export interface ExportTaskOptions {

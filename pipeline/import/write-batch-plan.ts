@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LoginIdKey } from '../config.js';
-import { type CopyValue, copyRows } from '../db/copy-rows.js';
+import { copyRows } from '../db/copy-rows.js';
+import type { CopyValue } from '../db/copy-text.js';
 import type { PoolClient } from '../db/pool.js';
 import { ATTRIBUTE_OF_KEY } from '../identity/login-id-attributes.js';
 import type { BatchPlan, BatchState } from './plan-batch.js';

@@ -7,13 +7,13 @@
 // Environment: PORT, DATABASE_URL.
 
 import http from 'node:http';
+import type { UserRecord } from '../../pipeline/db/lookup-records.js';
 import {
   findUsersByLoginId,
   findUsersByOAuth,
   findUsersByStandardAttribute,
 } from '../../pipeline/db/lookups.js';
 import { createPool } from '../../pipeline/db/pool.js';
-import type { UserRecord } from '../../pipeline/db/user-records.js';
 
 const db = createPool({ connectionString: process.env.DATABASE_URL ?? '' });
 

@@ -99,11 +99,14 @@ for (const transport of ['postgres', 'kafka'] as const) {
       const importMessage = await newTask();
       await bus.publish({ task_id: exportId, kind: 'export' });
       await bus.publish(importMessage);
-      const c = collector(1);
-      await bus.subscribe('import', c.handle);
-      await withTimeout(c.all, 30_000);
-      await new Promise((r) => setTimeout(r, 700));
-      expect(c.seen).to.deep.equal([importMessage]);
+      const imports = collector(1);
+      const exports = collector(1);
+      await bus.subscribe('import', imports.handle);
+      await bus.subscribe('export', exports.handle);
+      // Once each kind's subscriber has had its own message, each saw only that one.
+      await withTimeout(Promise.all([imports.all, exports.all]), 30_000);
+      expect(imports.seen).to.deep.equal([importMessage]);
+      expect(exports.seen).to.deep.equal([{ task_id: exportId, kind: 'export' }]);
     });
   });
 }

@@ -1,21 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { adminClient, adminToken, testConfig } from '../../support/admin-api.js';
+import { eventually } from '../../support/eventually.js';
 import { testBlobConnectionString, useExportService } from '../../support/exports.js';
 import { HTTPS } from '../../support/imports.js';
 
 const body = (res: { body: string }) => JSON.parse(res.body) as Record<string, unknown>;
-
-/** Polls `read` every 50 ms until `done` holds (at most `seconds`), and returns the last value. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, seconds = 30): Promise<T> {
-  const end = Date.now() + seconds * 1000;
-  let value = await read();
-  while (!done(value) && Date.now() < end) {
-    await sleep(50);
-    value = await read();
-  }
-  return value;
-}
 
 describe('export request bounds', () => {
   const service = useExportService('postgres', { workers: false });
@@ -154,7 +143,7 @@ describe('export cancel while running', function () {
          FROM generate_series(1, 150000) n`,
     );
     const created = body(await service.post({ format: 'ndjson' }));
-    const running = await until(
+    const running = await eventually(
       () => service.status(created.id as string),
       (s) => ((s.body.progress as { processed: number } | undefined)?.processed ?? 0) > 0,
     );
@@ -166,7 +155,7 @@ describe('export cancel while running', function () {
     expect(res.statusCode, res.body).to.equal(200);
     // The worker sees the cancel at its next heartbeat, stops, and discards what it staged.
     const blobs = service.blobs();
-    const names = await until(
+    const names = await eventually(
       async () => {
         const staged = await blobs.list('', { uncommitted: true });
         return { staged, progress: (await service.status(created.id as string)).body };
@@ -191,12 +180,39 @@ describe('orphaned and abandoned exports', function () {
   it('ends an export no worker starts TaskExpired, and the next one is accepted within 30 s', async () => {
     const created = body(await service.post({ format: 'csv' }));
     expect((await service.post({ format: 'csv' })).statusCode, 'the slot is held meanwhile').to.equal(429);
-    const ended = await until(
+    const ended = await eventually(
       () => service.status(created.id as string),
       (s) => s.body.status === 'completed',
     );
     expect(ended.body.error).to.deep.include({ name: 'InternalError', reason: 'TaskExpired' });
     expect(ended.body.failed_at).to.be.a('string');
+    expect((await service.post({ format: 'csv' })).statusCode).to.equal(200);
+  });
+});
+
+describe('export past its time limit', function () {
+  this.timeout(90_000);
+  const service = useExportService('postgres', { settings: { export_time_limit_seconds: 1 } });
+
+  it('ends TaskTimedOut, stops the worker and frees the slot', async () => {
+    await service.db().query(
+      `INSERT INTO users (id, created_at, standard_attributes)
+       SELECT gen_random_uuid(), timestamptz '2026-01-01' + n * interval '1 ms',
+              jsonb_build_object('email', 'user' || n || '@example.com', 'name', repeat('x', 200))
+         FROM generate_series(1, 150000) n`,
+    );
+    const created = body(await service.post({ format: 'ndjson' }));
+    const ended = await eventually(
+      () => service.status(created.id as string),
+      (s) => s.body.status === 'completed',
+    );
+    expect(ended.body.error).to.deep.include({ name: 'InternalError', reason: 'TaskTimedOut' });
+    expect(ended.body).not.to.have.property('download_url');
+    const staged = await eventually(
+      () => service.blobs().list('', { uncommitted: true }),
+      (names) => names.length === 0,
+    );
+    expect(staged, 'no file, and no staged block left').to.deep.equal([]);
     expect((await service.post({ format: 'csv' })).statusCode).to.equal(200);
   });
 });

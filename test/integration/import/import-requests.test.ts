@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { createLogger } from '../../../pipeline/log.js';
 import { sweepExpiredTasks } from '../../../pipeline/retention.js';
 import { adminToken } from '../../support/admin-api.js';
+import { eventually } from '../../support/eventually.js';
 import { HTTPS, useImportService } from '../../support/imports.js';
 
 describe('import requests (POST and GET /_api/admin/users/import)', function () {
@@ -110,8 +110,10 @@ describe('import requests (POST and GET /_api/admin/users/import)', function () 
       'status',
       'summary',
     ]);
-    await sleep(2200);
-    const gone = await service.status(done.id as string);
+    const gone = await eventually(
+      () => service.status(done.id as string),
+      (status) => status.statusCode === 404,
+    );
     expect(gone.statusCode).to.equal(404);
     // The sweeper deletes the row, its details and its stored input.
     await sweepExpiredTasks(service.db(), undefined, 2, createLogger('silent'));

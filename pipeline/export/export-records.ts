@@ -1,8 +1,9 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
+import { decodeCopyField } from '../db/copy-text.js';
+import { verifiedClaimSql } from '../db/lookup-records.js';
 import type { PoolClient } from '../db/pool.js';
-import { verifiedClaimSql } from '../db/user-records.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 
 /** The standard attributes of an exported user, in the order of the spec's pointer table. */
@@ -120,9 +121,6 @@ export function copyLinesToRecords(): Transform {
   });
 }
 
-const COPY_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
-
 function parseCopyLine(line: string): UserExportRecord {
-  const text = line.includes('\\') ? line.replace(/\\(.)/g, (_m, c: string) => COPY_ESCAPES[c] ?? c) : line;
-  return JSON.parse(text) as UserExportRecord;
+  return JSON.parse(decodeCopyField(line)) as UserExportRecord;
 }

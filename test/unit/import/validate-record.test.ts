@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import { configFromDocument } from '../../../pipeline/config.js';
+import { recordValidator } from '../../../pipeline/import/validate-record.js';
+
+const project = configFromDocument({
+  project: {
+    login_id_keys: [{ key: 'email' }, { key: 'phone' }],
+    custom_attributes: [{ name: 'score', type: 'number' }],
+  },
+}).project;
+const validate = recordValidator('email', project);
+
+/** The failing locations and kinds of a record, or 'valid'. */
+function problems(raw: unknown): [string, string][] | 'valid' {
+  const checked = validate(raw);
+  if (checked.ok) return 'valid';
+  return (checked.error.info?.causes as { location: string; kind: string }[]).map((c) => [
+    c.location,
+    c.kind,
+  ]);
+}
+
+describe('import/validate-record', () => {
+  it('accepts a full valid record and normalizes its login ids', () => {
+    const checked = validate({
+      email: ' Ann@Example.COM ',
+      phone_number: '+14155552671',
+      custom_attributes: { score: 1.5 },
+    });
+    expect(checked.ok).to.equal(true);
+    if (checked.ok) {
+      expect(checked.valid.loginIds.get('email')).to.deep.equal({
+        value: 'ann@example.com',
+        original: ' Ann@Example.COM ',
+      });
+      expect(checked.valid.loginIds.get('phone')).to.deep.equal({
+        value: '+14155552671',
+        original: '+14155552671',
+      });
+    }
+  });
+
+  it('names the pointer of each string Postgres cannot store, with the schema problems beside them', () => {
+    expect(problems({ email: 'a@x.test', name: 'a\u0000b', address: { locality: '\ud800' } })).to.deep.equal([
+      ['/name', 'storableText'],
+      ['/address/locality', 'storableText'],
+    ]);
+    expect(problems({ email: 'a@x.test', surprise: '\u0000' })).to.deep.equal([
+      ['', 'additionalProperties'],
+      ['/surprise', 'storableText'],
+    ]);
+  });
+
+  it('refuses a login id that is malformed, of a key not enabled, or not E.164', () => {
+    expect(problems({ email: 'not an email' })).to.deep.equal([['/email', 'format']]);
+    expect(problems({ email: 'a@x.test', preferred_username: 'u' })).to.deep.equal([
+      ['/preferred_username', 'loginID'],
+    ]);
+    expect(problems({ email: 'a@x.test', phone_number: '+1 415 555 2671' })).to.deep.equal([
+      ['/phone_number', 'format'],
+    ]);
+    expect(problems({ email: 'a@x.test', custom_attributes: { score: 'high' } })).to.deep.equal([
+      ['/custom_attributes/score', 'type'],
+    ]);
+    expect(
+      problems({ email: 'a@x.test', password: { type: 'bcrypt', password_hash: 'nope' } })[0],
+    ).to.deep.equal(['/password/password_hash', 'pattern']);
+  });
+});

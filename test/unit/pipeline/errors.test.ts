@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { ApiError, classifyFault, serviceUnavailable } from '../../../pipeline/errors.js';
+
+/** An error shaped as node-postgres reports one of the server's (its SQLSTATE and severity). */
+const pgError = (code: string) => Object.assign(new Error('server said no'), { code, severity: 'ERROR' });
+
+describe('errors: classifyFault', () => {
+  it('reads Postgres errors by SQLSTATE class, never by their text', () => {
+    expect(classifyFault(pgError('57P01'))).to.deep.equal({
+      kind: 'transient',
+      dependency: 'database',
+      code: '57P01',
+    });
+    expect(classifyFault(pgError('08006')).kind).to.equal('transient');
+    expect(classifyFault(pgError('40001')).kind).to.equal('transient');
+    for (const code of ['22P05', '22021', '23505', '23514', '54000']) {
+      expect(classifyFault(pgError(code))).to.deep.equal({ kind: 'data', code });
+    }
+    expect(classifyFault(pgError('42P01'))).to.deep.equal({ kind: 'permanent', code: '42P01' });
+  });
+
+  it('reads network, Azure and Kafka errors by their codes', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    expect(classifyFault(refused)).to.deep.equal({
+      kind: 'transient',
+      dependency: undefined,
+      code: 'ECONNREFUSED',
+    });
+    const azure = (statusCode: number | undefined, code: string) =>
+      Object.assign(new Error('azure'), { name: 'RestError', statusCode, code });
+    expect(classifyFault(azure(503, 'ServerBusy'))).to.deep.include({
+      kind: 'transient',
+      dependency: 'blob storage',
+    });
+    expect(classifyFault(azure(undefined, 'ECONNREFUSED')).kind).to.equal('transient');
+    expect(classifyFault(azure(400, 'InvalidBlockList')).kind).to.equal('transient');
+    expect(classifyFault(azure(403, 'AuthenticationFailed'))).to.deep.equal({
+      kind: 'permanent',
+      code: 'AuthenticationFailed',
+    });
+    const kafka = (name: string, retriable: boolean) =>
+      Object.assign(new Error('kafka'), { name, retriable });
+    expect(classifyFault(kafka('KafkaJSProtocolError', true))).to.deep.include({
+      kind: 'transient',
+      dependency: 'task bus',
+    });
+    expect(classifyFault(kafka('KafkaJSProtocolError', false)).kind).to.equal('permanent');
+  });
+
+  it('tells errors of its own and errors with no code apart', () => {
+    expect(classifyFault(new ApiError('Invalid', 'ValidationFailed', 'no')).kind).to.equal('permanent');
+    expect(classifyFault(serviceUnavailable('database'))).to.deep.include({
+      kind: 'transient',
+      dependency: 'database',
+    });
+    expect(classifyFault(new Error('Connection terminated unexpectedly'))).to.deep.equal({
+      kind: 'unknown',
+      code: undefined,
+    });
+    expect(serviceUnavailable('blob storage', undefined, 7).headers).to.deep.equal({ 'Retry-After': '7' });
+    expect(serviceUnavailable('database').status).to.equal(503);
+  });
+});

@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { ConfigError } from '../../../pipeline/errors.js';
+import { secretBox } from '../../../pipeline/tasks/task-secrets.js';
+
+describe('tasks/task-secrets (AES-256-GCM)', () => {
+  it('seals any JSON value so that only a box with the key opens it', () => {
+    const key = randomBytes(32);
+    const box = secretBox(key);
+    for (const value of ['$2b$10$hash', { a: [1, null] }, 42, null]) {
+      const sealed = box.seal(value);
+      expect(sealed).to.match(/^v1\.[0-9a-f]{16}\./);
+      expect(sealed).not.to.include(JSON.stringify(value));
+      expect(box.open(sealed)).to.deep.equal(value);
+    }
+    expect(box.seal('x')).not.to.equal(box.seal('x')); // a fresh IV each time
+    expect(() => secretBox(randomBytes(32)).open(box.seal('x'))).to.throw(/unknown format or key/);
+  });
+
+  it('opens what a previous key sealed after a rotation, and refuses a tampered value', () => {
+    const old = randomBytes(32);
+    const sealed = secretBox(old).seal('secret');
+    const rotated = secretBox(randomBytes(32), [old]);
+    expect(rotated.open(sealed)).to.equal('secret');
+    const parts = sealed.split('.');
+    parts[3] = Buffer.from('tampered').toString('base64url');
+    expect(() => rotated.open(parts.join('.'))).to.throw();
+    expect(() => secretBox(randomBytes(16))).to.throw(ConfigError);
+  });
+});
