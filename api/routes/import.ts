@@ -9,16 +9,21 @@ import type { ImportTaskOptions } from '../../pipeline/import/run-import.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { validateImportRequest } from '../../schemas/index.js';
 import { ImportRequestError } from '../errors.js';
+import { inFlightLimit } from '../in-flight-limit.js';
 import { importBody } from './import-body.js';
 import { requireHttps } from './require-https.js';
 import type { TaskRouteDependencies } from './task-routes.js';
 import { createdTask, taskStatus } from './task-status.js';
 
+/** Import requests whose bodies are read, parsed and stored at once by one facade process. */
+const IMPORTS_IN_FLIGHT = 8;
+
 /** POST /_api/admin/users/import and GET /_api/admin/users/import/:id (spec 4.3, 4.4). */
 export function importRoutes({ config, pool, secrets, taskCreated, admin }: TaskRouteDependencies): Router {
   const router = new Router();
+  const bounded = inFlightLimit(IMPORTS_IN_FLIGHT);
 
-  router.post('/_api/admin/users/import', requireHttps, ...admin, importBody, async (ctx) => {
+  router.post('/_api/admin/users/import', requireHttps, ...admin, bounded, importBody, async (ctx) => {
     const request: unknown = ctx.request.body;
     if (!validateImportRequest(request)) {
       const problems = (validateImportRequest.errors ?? []).map(

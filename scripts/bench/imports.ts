@@ -32,7 +32,7 @@ function record(i: number): Record<string, unknown> {
 }
 
 /** Splits the records into import request bodies of about REQUEST_BYTES each. */
-function requestBodies(): string[] {
+export function requestBodies(): string[] {
   const bodies: string[] = [];
   let chunk: string[] = [];
   let size = 0;
@@ -50,7 +50,8 @@ function requestBodies(): string[] {
   return bodies;
 }
 
-async function freshSchema(url: string, schema: string): Promise<Pool> {
+/** A new, migrated schema of the bench database with the bench's roles. */
+export async function freshSchema(url: string, schema: string): Promise<Pool> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

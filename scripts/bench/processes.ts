@@ -11,8 +11,8 @@ export interface BenchProcess {
 
 /**
  * Starts the compiled form of a service entry point (`api/main.ts` runs `dist/api/main.js`, as
- * `make api` and `make pipeline` do; `make bench` builds first) and resolves once it prints
- * `ready` on stdout.
+ * `make api` and `make pipeline` do, with the same node flags; `make bench` builds first) and
+ * resolves once it prints `ready` on stdout.
  */
 export function startProcess(
   entry: string,
@@ -21,7 +21,12 @@ export function startProcess(
   ready: string,
 ): Promise<BenchProcess> {
   const compiled = path.join('dist', entry.replace(/\.ts$/, '.js'));
-  return spawnUntilReady(entry, [compiled, ...args], env, ready);
+  // The facade runs with the heap cap of `make api` (API_HEAP_MB, set by the Makefile).
+  const heap =
+    entry === 'api/main.ts' && process.env.API_HEAP_MB
+      ? [`--max-old-space-size=${process.env.API_HEAP_MB}`]
+      : [];
+  return spawnUntilReady(entry, [...heap, compiled, ...args], env, ready);
 }
 
 /** Starts a bench script of its own (run through tsx, as the bench is) once it prints `ready`. */

@@ -1,5 +1,6 @@
 // `make bench`: generates the data, measures every performance goal of the issues, prints the table
 // and writes .bench/results.json. Each row is compared with a baseline measured in the same run.
+import { benchApiMemory } from './api-memory.js';
 import { benchUsers } from './bench-schema.js';
 import { benchExports } from './exports.js';
 import { benchImport } from './imports.js';
@@ -13,13 +14,13 @@ if (!url || !brokers || !blobs)
   throw new Error(
     'BENCH_DATABASE_URL, BENCH_KAFKA_BROKERS or BENCH_AZURE_STORAGE_CONNECTION_STRING is not set: run `make bench`',
   );
-// "lookups", "export" or "import": one section, for development.
+// "lookups", "export", "import" or "api-memory": one section, for development.
 const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 const rows = [];
-if (only !== 'import') {
+if (only === undefined || only === 'lookups' || only === 'export') {
   const db = await benchUsers(url, users, log);
   try {
     if (only !== 'export') rows.push(...(await benchLookups(db, url, users, log)));
@@ -28,5 +29,6 @@ if (only !== 'import') {
     await db.end();
   }
 }
-if (only !== 'lookups' && only !== 'export') rows.push(...(await benchImport(url, brokers, log)));
+if (only === undefined || only === 'import') rows.push(...(await benchImport(url, brokers, log)));
+if (only === undefined || only === 'api-memory') rows.push(...(await benchApiMemory(url, brokers, log)));
 report(rows);
