@@ -12,15 +12,25 @@ export function isStorableText(text: string): boolean {
 }
 
 /** JSON pointers (RFC 6901) of the strings, object keys included, that Postgres cannot store. */
-export function unstorableStrings(value: unknown, pointer = ''): string[] {
-  if (typeof value === 'string') return isStorableText(value) ? [] : [pointer];
-  if (typeof value !== 'object' || value === null) return [];
+export function unstorableStrings(value: unknown): string[] {
   const found: string[] = [];
-  for (const [key, child] of Object.entries(value)) {
-    const at = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-    if (!isStorableText(key)) found.push(at);
-    found.push(...unstorableStrings(child, at));
-  }
+  const path: string[] = [];
+  const pointer = () => path.map((t) => `/${t.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+  // Nearly every record has none: the walk only tests strings, and builds a pointer for a find.
+  const walk = (node: unknown): void => {
+    if (typeof node === 'string') {
+      if (UNSTORABLE.test(node)) found.push(pointer());
+      return;
+    }
+    if (typeof node !== 'object' || node === null) return;
+    for (const key of Object.keys(node)) {
+      path.push(key);
+      if (UNSTORABLE.test(key)) found.push(pointer());
+      walk((node as Record<string, unknown>)[key]);
+      path.pop();
+    }
+  };
+  walk(value);
   return found;
 }
 
