@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
+import { requireExportStorage } from '../../pipeline/blob/open-blob-storage.js';
 import { admitExport } from '../../pipeline/db/export-tasks.js';
 import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
@@ -21,11 +22,7 @@ const PATH = '/_api/admin/users/export';
  */
 export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRouteDependencies): Router {
   const router = new Router();
-  /** Every export endpoint answers UserExportDisabled without a storage (spec 7). */
-  const storage = (): BlobStorage => {
-    if (!blobs) throw new ApiError('InternalError', 'UserExportDisabled', 'user export is disabled');
-    return blobs;
-  };
+  const storage = () => requireExportStorage(blobs);
   /** The project's export task named by the path, or TaskNotFound. */
   const taskOf = async (id: string): Promise<TaskRow> => {
     const task = isTaskId('export', id)

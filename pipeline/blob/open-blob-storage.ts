@@ -1,4 +1,5 @@
 import type { ServiceConfig } from '../config.js';
+import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { BlobStorage } from './blob-storage.js';
 import { type EmbeddedAzurite, startEmbeddedAzurite } from './embedded-azurite.js';
@@ -33,4 +34,10 @@ export async function openExportStorage(config: ServiceConfig, log: Logger): Pro
     await azurite?.stop();
     throw err;
   }
+}
+
+/** The export files' storage, or the UserExportDisabled error both export endpoints and the worker answer without one (spec 7). */
+export function requireExportStorage(blobs: BlobStorage | undefined): BlobStorage {
+  if (!blobs) throw new ApiError('InternalError', 'UserExportDisabled', 'user export is disabled');
+  return blobs;
 }

@@ -2,10 +2,10 @@ import { PassThrough, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ExportFormat } from '../../schemas/index.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
+import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { completeExport, setProgressTotal } from '../db/tasks.js';
-import { ApiError } from '../errors.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
@@ -37,16 +37,17 @@ export async function runExport(
   config: ServiceConfig,
   run: TaskRun,
 ): Promise<void> {
-  if (!blobs) throw new ApiError('InternalError', 'UserExportDisabled', 'user export is disabled');
+  const storage = requireExportStorage(blobs);
   const options = run.task.options as unknown as ExportTaskOptions;
   const fileName = exportFileName(run.task.project_id, run.task.id, options.format, new Date());
   try {
-    await writeExportFile(pool, blobs, config, run, options, fileName);
+    await writeExportFile(pool, storage, config, run, options, fileName);
   } catch (err) {
-    await blobs.discard(fileName).catch(() => {}); // the blocks expire unclaimed anyway
+    await storage.discard(fileName).catch(() => {}); // the blocks expire unclaimed anyway
     throw err;
   }
-  if (!(await completeExport(pool, run.task.id, fileName))) await blobs.delete(fileName);
+  // Cancelled or expired just as it finished: its file is not shown, so it is not kept either.
+  if (!(await completeExport(pool, run.task.id, fileName))) await storage.delete(fileName);
 }
 
 async function writeExportFile(

@@ -11,7 +11,7 @@ import { ApiError } from '../errors.js';
 import { LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
 import { type Normalized, normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
 import { unstorableStrings } from '../storable-text.js';
-import { checkCustomAttribute } from './custom-attributes.js';
+import { customAttributeChecks } from './custom-attributes.js';
 import type { IndexedRecord } from './parse-records.js';
 import { prepareRecord } from './plan-batch.js';
 
@@ -30,6 +30,7 @@ export type RecordValidator = (
 /** Compiles the record checks for an identifier: the JSON Schema, then formats and custom attributes. */
 export function recordValidator(identifier: ImportIdentifier, project: ProjectConfig): RecordValidator {
   const schema = importRecordValidator(identifier);
+  const customAttributes = customAttributeChecks(project.customAttributes);
   const caseSensitive = (key: LoginIdKey) => project.loginIdKeys.get(key)?.caseSensitive ?? false;
   const normalizers: Record<LoginIdKey, (v: string) => Normalized> = {
     email: (v) => normalizeEmail(v, caseSensitive('email')),
@@ -80,9 +81,9 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
       });
     }
     for (const [name, value] of Object.entries(record.custom_attributes ?? {})) {
-      const declared = project.customAttributes.get(name);
-      if (!declared || value === null) continue;
-      const problem = checkCustomAttribute(declared, value);
+      const check = customAttributes.get(name);
+      if (!check || value === null) continue;
+      const problem = check(value);
       if (problem)
         causes.push({ location: `/custom_attributes/${name}`, kind: 'type', details: { message: problem } });
     }

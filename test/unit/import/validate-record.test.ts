@@ -67,3 +67,57 @@ describe('import/validate-record', () => {
     ).to.deep.equal(['/password/password_hash', 'pattern']);
   });
 });
+
+describe('import/custom-attributes (ajv checks compiled from the declarations)', () => {
+  const typed = configFromDocument({
+    project: {
+      custom_attributes: [
+        { name: 's', type: 'string' },
+        { name: 'n', type: 'number' },
+        { name: 'i', type: 'integer' },
+        { name: 'b', type: 'boolean' },
+        { name: 'e', type: 'enum', enum: ['gold', 'silver'] },
+        { name: 'm', type: 'email' },
+        { name: 'p', type: 'phone_number' },
+        { name: 'u', type: 'url' },
+        { name: 'c', type: 'country_code' },
+      ],
+    },
+  }).project;
+  const check = recordValidator('email', typed);
+
+  it('accepts a value of each declared type, and null (which deletes it)', () => {
+    const good = {
+      s: 'x',
+      n: 1.5,
+      i: 2,
+      b: false,
+      e: 'gold',
+      m: 'a@x.test',
+      p: '+14155552671',
+      u: 'https://x.test',
+      c: 'HK',
+    };
+    expect(check({ email: 'a@x.test', custom_attributes: good }).ok).to.equal(true);
+    expect(check({ email: 'a@x.test', custom_attributes: { i: null } }).ok).to.equal(true);
+  });
+
+  it('names the attribute and the rule of each value that does not fit', () => {
+    const bad = { s: 1, n: 'x', i: 1.5, b: 'yes', e: 'bronze', m: 'nope', p: '555', u: 'not a url', c: 'hk' };
+    const checked = check({ email: 'a@x.test', custom_attributes: bad });
+    expect(checked.ok).to.equal(false);
+    if (checked.ok) return;
+    const causes = checked.error.info?.causes as { location: string; details: { message: string } }[];
+    expect(causes.map((c) => [c.location, c.details.message])).to.deep.equal([
+      ['/custom_attributes/s', 'must be a string'],
+      ['/custom_attributes/n', 'must be a number'],
+      ['/custom_attributes/i', 'must be an integer'],
+      ['/custom_attributes/b', 'must be a boolean'],
+      ['/custom_attributes/e', 'must be one of gold, silver'],
+      ['/custom_attributes/m', 'must be an email address'],
+      ['/custom_attributes/p', 'must be a phone number in E.164 format'],
+      ['/custom_attributes/u', 'must be a URL'],
+      ['/custom_attributes/c', 'must be an ISO 3166-1 alpha-2 code'],
+    ]);
+  });
+});
