@@ -40,7 +40,7 @@ export function createApp({ config, db, blobs, secrets, taskCreated, adminJwks, 
 
   app.use(requestLog(log));
   app.use(errorEnvelope(log));
-  const tasks = { config, pool: db, blobs, secrets, taskCreated, log, admin };
+  const tasks = { config, pool: db, blobs, secrets, taskCreated, admin };
   for (const routes of [router, importRoutes(tasks), exportRoutes(tasks)]) {
     app.use(routes.routes());
     app.use(routes.allowedMethods());

@@ -2,7 +2,6 @@ import type { Middleware } from 'koa';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
-import type { Logger } from '../../pipeline/log.js';
 import type { SecretBox } from '../../pipeline/tasks/task-secrets.js';
 
 /** What the import and export routes stand on. */
@@ -15,7 +14,6 @@ export interface TaskRouteDependencies {
   readonly secrets: SecretBox;
   /** Tells the outbox relay a task was just recorded, so its message goes out now. */
   readonly taskCreated: () => void;
-  readonly log: Logger;
   /** Host and admin JWT checks, shared with the other admin routes. */
   readonly admin: readonly Middleware[];
 }

@@ -3,6 +3,9 @@ import { type TaskKind, validateTaskMessage } from '../../schemas/index.js';
 import type { Logger } from '../log.js';
 import type { TaskBus } from './bus.js';
 
+/** How long a stopped consumer waits before it is started again. */
+const CONSUMER_RESTART_MS = 3_000;
+
 /** Topic of a task kind: one per kind, so that each worker kind scales by its own partitions. */
 export function taskTopic(prefix: string, kind: TaskKind): string {
   return `${prefix}user-${kind}`;
@@ -89,26 +92,11 @@ export function kafkaBus(
         heartbeatInterval: Math.floor(sessionTimeoutMs / 10),
       });
       consumers.push(consumer);
-      // kafkajs restarts a consumer that crashed on a retriable error by itself; one that crashed
-      // on any other (a broker gone longer than its retries) would stay stopped and leave its
-      // partitions' tasks waiting: it is started again here, for as long as the bus is open.
-      consumer.on(consumer.events.CRASH, ({ payload }) => {
-        if (payload.restart || closing) return;
-        log.warn({ err: payload.error, kind }, 'task consumer stopped; starting it again');
-        setTimeout(
-          () =>
-            void start().catch((err: unknown) => log.error({ err, kind }, 'task consumer restart failed')),
-          1000,
-        );
-      });
       const start = async () => {
         await ensureTopic(kind);
         await consumer.connect();
         await consumer.subscribe({ topic: taskTopic(prefix, kind), fromBeginning: true });
-        await run();
-      };
-      const run = () =>
-        consumer.run({
+        await consumer.run({
           // Tasks on different partitions run side by side; one partition's tasks stay in order.
           partitionsConsumedConcurrently: concurrency,
           eachMessage: async ({ message }) => {
@@ -126,6 +114,24 @@ export function kafkaBus(
             await handler(parsed);
           },
         });
+      };
+      // kafkajs restarts a consumer that crashed on a retriable error by itself; one that crashed
+      // on any other (a broker gone longer than its retries) would stay stopped and leave its
+      // partitions' tasks waiting: it is started again here, every few seconds until it runs, for
+      // as long as the bus is open.
+      const restartLater = () =>
+        setTimeout(() => {
+          if (closing) return;
+          start().catch((err: unknown) => {
+            log.warn({ err, kind }, 'task consumer could not start again yet');
+            restartLater();
+          });
+        }, CONSUMER_RESTART_MS);
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart || closing) return;
+        log.warn({ err: payload.error, kind }, 'task consumer stopped; starting it again');
+        restartLater();
+      });
       await start();
     },
     async close() {

@@ -14,7 +14,7 @@ const validate = recordValidator('email', project);
 function problems(raw: unknown): [string, string][] | 'valid' {
   const checked = validate(raw);
   if (checked.ok) return 'valid';
-  return (checked.error.info?.causes as { location: string; kind: string }[]).map((c) => [
+  return ((checked.error.info?.causes ?? []) as { location: string; kind: string }[]).map((c) => [
     c.location,
     c.kind,
   ]);
