@@ -1,5 +1,6 @@
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import { type TaskKind, validateTaskMessage } from '../../schemas/index.js';
+import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TaskBus } from './bus.js';
 
@@ -132,7 +133,15 @@ export function kafkaBus(
         log.warn({ err: payload.error, kind }, 'task consumer stopped; starting it again');
         restartLater();
       });
-      await start();
+      try {
+        await start();
+      } catch (err) {
+        // A broker that is down while the worker starts: the worker starts anyway and its
+        // consumer joins once the broker is back.
+        if (classifyFault(err).kind !== 'transient') throw err;
+        log.warn({ err, kind }, 'task consumer could not start yet');
+        restartLater();
+      }
     },
     async close() {
       closing = true;

@@ -157,15 +157,22 @@ export async function completeImport(db: Queryable, id: string): Promise<void> {
   );
 }
 
-/** Completes an export with the name of its committed file; false if it had ended meanwhile. */
-export async function completeExport(db: Queryable, id: string, fileName: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), file_name = $2,
-            progress_processed = progress_total, input = NULL
-      WHERE id = $1 AND status = 'pending'`,
+/**
+ * Completes an export with the name of its committed file, and returns the file the task names
+ * after the call: this one, another attempt's (which completed it first), or null (it ended
+ * without one: cancelled, expired).
+ */
+export async function completeExport(db: Queryable, id: string, fileName: string): Promise<string | null> {
+  const { rows } = await db.query<{ file_name: string | null }>(
+    `WITH done AS (
+       UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), file_name = $2,
+              progress_processed = progress_total, input = NULL
+        WHERE id = $1 AND status = 'pending'
+        RETURNING file_name)
+     SELECT coalesce((SELECT file_name FROM done), (SELECT file_name FROM tasks WHERE id = $1)) AS file_name`,
     [id, fileName],
   );
-  return rowCount === 1;
+  return rows[0]?.file_name ?? null;
 }
 
 /** A task that ended failed: who it belonged to, to give back what it took. */

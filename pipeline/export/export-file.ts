@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { ExportFormat } from '../../schemas/index.js';
 import type { BlobHeaders } from '../blob/blob-storage.js';
 
@@ -10,6 +11,17 @@ const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
 export function exportFileName(projectId: string, taskId: string, format: ExportFormat, at: Date): string {
   const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 14);
   return `${projectId}-${taskId}-${stamp}Z.${format}`;
+}
+
+/**
+ * The name of the blob one attempt at an export writes: the file's name with a tag of the
+ * attempt before its extension. Attempts at one task never share a blob (two in the same second
+ * would have shared the file's name), so one attempt discarding its blocks, or committing its
+ * list, never touches another's; the file keeps its name as the download's (Content-Disposition).
+ */
+export function attemptBlobName(fileName: string): string {
+  const dot = fileName.lastIndexOf('.');
+  return `${fileName.slice(0, dot)}.${randomBytes(4).toString('hex')}${fileName.slice(dot)}`;
 }
 
 /** How the file is served through its signed URL: its content type, and as an attachment. */

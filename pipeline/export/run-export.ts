@@ -9,7 +9,7 @@ import { completeExport, setProgressTotal } from '../db/tasks.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
-import { exportFileHeaders, exportFileName } from './export-file.js';
+import { attemptBlobName, exportFileHeaders, exportFileName } from './export-file.js';
 import {
   copyLinesToRecords,
   prepareSnapshot,
@@ -40,14 +40,16 @@ export async function runExport(
   const storage = requireExportStorage(blobs);
   const options = run.task.options as unknown as ExportTaskOptions;
   const fileName = exportFileName(run.task.project_id, run.task.id, options.format, new Date());
+  const blobName = attemptBlobName(fileName);
   try {
-    await writeExportFile(pool, storage, config, run, options, fileName);
+    await writeExportFile(pool, storage, config, run, options, { fileName, blobName });
   } catch (err) {
-    await storage.discard(fileName).catch(() => {}); // the blocks expire unclaimed anyway
+    await storage.discard(blobName).catch(() => {}); // the blocks expire unclaimed anyway
     throw err;
   }
-  // Cancelled or expired just as it finished: its file is not shown, so it is not kept either.
-  if (!(await completeExport(pool, run.task.id, fileName))) await storage.delete(fileName);
+  // Cancelled or expired just as it finished, or completed by another attempt (after a restart
+  // the bus may deliver a task twice): a file the task does not name is not kept.
+  if ((await completeExport(pool, run.task.id, blobName)) !== blobName) await storage.delete(blobName);
 }
 
 async function writeExportFile(
@@ -56,7 +58,7 @@ async function writeExportFile(
   config: ServiceConfig,
   run: TaskRun,
   options: ExportTaskOptions,
-  fileName: string,
+  names: { fileName: string; blobName: string },
 ): Promise<void> {
   const client = await pool.connect();
   let failed: unknown;
@@ -73,7 +75,7 @@ async function writeExportFile(
         signal: run.signal,
       }),
       blobs
-        .upload(fileName, file, exportFileHeaders(fileName, options.format), run.signal)
+        .upload(names.blobName, file, exportFileHeaders(names.fileName, options.format), run.signal)
         .catch((err: unknown) => {
           file.destroy(err instanceof Error ? err : new Error(String(err))); // stops the producer too
           throw err;

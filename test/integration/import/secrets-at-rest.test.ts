@@ -1,8 +1,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { Kafka, logLevel } from 'kafkajs';
+import { taskTopic } from '../../../pipeline/bus/kafka.js';
 import { testDatabaseUrl } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
 import { useImportService } from '../../support/imports.js';
+import { testKafkaBrokers } from '../../support/kafka.js';
 import { useWorkerProcesses } from '../../support/worker-process.js';
 
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
@@ -78,5 +82,50 @@ describe('import secrets at rest', function () {
     }
     const { rows } = await service.db().query('SELECT input FROM tasks WHERE id = $1', [id]);
     expect(rows).to.deep.equal([{ input: null }]);
+  });
+});
+
+describe('import secrets on the Kafka bus', function () {
+  this.timeout(60_000);
+  const service = useImportService('kafka', {}, {}, { workers: false });
+
+  it('carry no secret: a task message is its id and kind', async () => {
+    const res = await service.post({
+      identifier: 'email',
+      records: [{ email: 'bus@example.com', password: { type: 'bcrypt', password_hash: HASH } }],
+    });
+    expect(res.statusCode, res.body).to.equal(200);
+    const { id } = JSON.parse(res.body) as { id: string };
+    // The relay has published it (and made the topic) once the outbox is empty.
+    const outbox = await eventually(
+      async () => (await service.db().query('SELECT count(*)::int AS n FROM task_outbox')).rows[0]?.n,
+      (n) => n === 0,
+    );
+    expect(outbox).to.equal(0);
+    const kafka = new Kafka({ brokers: testKafkaBrokers(), logLevel: logLevel.NOTHING });
+    const consumer = kafka.consumer({ groupId: `${service.config().kafkaTopicPrefix}secrets-reader` });
+    const seen: string[] = [];
+    try {
+      await consumer.connect();
+      await consumer.subscribe({
+        topic: taskTopic(service.config().kafkaTopicPrefix, 'import'),
+        fromBeginning: true,
+      });
+      let arrived: () => void = () => {};
+      const first = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          seen.push(message.value?.toString() ?? '');
+          arrived();
+        },
+      });
+      await first;
+    } finally {
+      await consumer.disconnect();
+    }
+    expect(seen.map((m) => JSON.parse(m))).to.deep.equal([{ task_id: id, kind: 'import' }]);
+    expect(seen.join()).not.to.include(HASH);
   });
 });
