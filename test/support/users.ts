@@ -126,3 +126,23 @@ export async function createUser(db: Queryable, project: ProjectConfig, user: Fi
   }
   return id;
 }
+
+/**
+ * Stores `count` bare users straight in SQL, fast (150,000 in a second or two): each with the email
+ * `<prefix><n>@<domain>` and, when `nameLength` is given, a name of that many characters, created
+ * 1 ms apart from `since`. For the exports that must still be running when a test acts on them.
+ */
+export async function insertGeneratedUsers(
+  db: Queryable,
+  count: number,
+  { prefix = 'user', domain = 'example.com', nameLength = 0, since = '2026-01-01' } = {},
+): Promise<void> {
+  await db.query(
+    `INSERT INTO users (id, created_at, standard_attributes)
+     SELECT gen_random_uuid(), $5::timestamptz + n * interval '1 ms',
+            jsonb_strip_nulls(jsonb_build_object('email', $2 || n || '@' || $3,
+                                                 'name', nullif(repeat('x', $4), '')))
+       FROM generate_series(1, $1) n`,
+    [count, prefix, domain, nameLength, since],
+  );
+}

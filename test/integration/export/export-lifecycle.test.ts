@@ -3,6 +3,7 @@ import { adminClient, adminToken, testConfig } from '../../support/admin-api.js'
 import { eventually } from '../../support/eventually.js';
 import { testBlobConnectionString, useExportService } from '../../support/exports.js';
 import { HTTPS } from '../../support/imports.js';
+import { insertGeneratedUsers } from '../../support/users.js';
 
 const body = (res: { body: string }) => JSON.parse(res.body) as Record<string, unknown>;
 
@@ -136,12 +137,7 @@ describe('export cancel while running', function () {
   const service = useExportService('postgres');
 
   it('stops the worker, discards its blocks and leaves no file', async () => {
-    await service.db().query(
-      `INSERT INTO users (id, created_at, standard_attributes)
-       SELECT gen_random_uuid(), timestamptz '2026-01-01' + n * interval '1 ms',
-              jsonb_build_object('email', 'user' || n || '@example.com', 'name', repeat('x', 200))
-         FROM generate_series(1, 150000) n`,
-    );
+    await insertGeneratedUsers(service.db(), 150_000, { nameLength: 200 });
     const created = body(await service.post({ format: 'ndjson' }));
     const running = await eventually(
       () => service.status(created.id as string),
@@ -195,12 +191,7 @@ describe('export past its time limit', function () {
   const service = useExportService('postgres', { settings: { export_time_limit_seconds: 1 } });
 
   it('ends TaskTimedOut, stops the worker and frees the slot', async () => {
-    await service.db().query(
-      `INSERT INTO users (id, created_at, standard_attributes)
-       SELECT gen_random_uuid(), timestamptz '2026-01-01' + n * interval '1 ms',
-              jsonb_build_object('email', 'user' || n || '@example.com', 'name', repeat('x', 200))
-         FROM generate_series(1, 150000) n`,
-    );
+    await insertGeneratedUsers(service.db(), 150_000, { nameLength: 200 });
     const created = body(await service.post({ format: 'ndjson' }));
     const ended = await eventually(
       () => service.status(created.id as string),

@@ -4,6 +4,7 @@ import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support
 import { useTestSchema } from '../../support/database.js';
 import { download, testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+import { insertGeneratedUsers } from '../../support/users.js';
 import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../support/worker-process.js';
 
 const USERS = 60_000;
@@ -29,13 +30,7 @@ describe('export worker killed mid-export (kafka)', function () {
     });
 
   it('leaves no half file, and the next worker writes it whole', async () => {
-    await db().query(
-      `INSERT INTO users (id, created_at, standard_attributes)
-       SELECT gen_random_uuid(), timestamptz '2026-01-01' + n * interval '1 ms',
-              jsonb_build_object('email', 'user' || n || '@example.com')
-         FROM generate_series(1, $1) n`,
-      [USERS],
-    );
+    await insertGeneratedUsers(db(), USERS);
     const keys = await makeTestKeys();
     const config = testConfig(
       keys,

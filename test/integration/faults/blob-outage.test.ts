@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
 import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
+import { insertGeneratedUsers } from '../../support/users.js';
 import { useWorkerProcesses, waitForProgress } from '../../support/worker-process.js';
 
 const USERS = 150_000;
@@ -30,13 +31,7 @@ describe('blob store outage during an export', function () {
     });
 
   before(async () => {
-    await service.db().query(
-      `INSERT INTO users (id, created_at, standard_attributes)
-       SELECT gen_random_uuid(), timestamptz '2027-01-01' + n * interval '1 ms',
-              jsonb_build_object('email', 'b' || n || '@outage.test', 'name', repeat('n', 100))
-         FROM generate_series(1, $1) n`,
-      [USERS],
-    );
+    await insertGeneratedUsers(service.db(), USERS, { prefix: 'b', domain: 'outage.test', nameLength: 100 });
   });
 
   it('stopped for 10 s: the export starts again and the file is whole', async () => {

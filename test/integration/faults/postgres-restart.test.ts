@@ -4,6 +4,7 @@ import { download, testBlobConnectionString, useExportService } from '../../supp
 import { HTTPS } from '../../support/imports.js';
 import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
 import { taskEndpoints } from '../../support/task-endpoints.js';
+import { insertGeneratedUsers } from '../../support/users.js';
 import { useWorkerProcesses, waitForProgress } from '../../support/worker-process.js';
 
 const RECORDS = 12_000;
@@ -62,13 +63,11 @@ describe('Postgres restarted during an import and an export', function () {
   });
 
   it('export: starts again once the database is back; the file is whole', async () => {
-    await service.db().query(
-      `INSERT INTO users (id, created_at, standard_attributes)
-       SELECT gen_random_uuid(), timestamptz '2027-01-01' + n * interval '1 ms',
-              jsonb_build_object('email', 'e' || n || '@restart.test')
-         FROM generate_series(1, $1) n`,
-      [USERS],
-    );
+    await insertGeneratedUsers(service.db(), USERS, {
+      prefix: 'e',
+      domain: 'restart.test',
+      since: '2027-01-01',
+    });
     const worker = startWorker();
     const res = await service.post({ format: 'csv', csv: { fields: [{ pointer: '/email' }] } });
     expect(res.statusCode, res.body).to.equal(200);
