@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BlobSASPermissions,
   BlobServiceClient,
@@ -8,6 +9,10 @@ import {
 } from '@azure/storage-blob';
 import type { BlobStorageConfig } from '../config.js';
 import { classifyFault } from '../errors.js';
+
+/** How often, and how far apart, a discarded blob is looked for again. */
+const DISCARD_LOOKS = 4;
+const DISCARD_LOOK_MS = 1_000;
 
 /** Blocks staged per request while uploading, and how many are in flight at once. */
 const UPLOAD_BLOCK_BYTES = 2 * 1024 * 1024;
@@ -90,12 +95,20 @@ export class BlobStorage {
 
   /**
    * Discards the blocks an upload cut short had staged: committing an empty block list drops every
-   * uncommitted block at once, and the empty blob it leaves is deleted.
+   * uncommitted block at once, and the empty blob it leaves is deleted. A block whose request was
+   * already on its way when the upload was cut can still land afterwards, so the blob is looked
+   * for again a little later, a few times, until it stays gone.
    */
   async discard(name: string): Promise<void> {
     const blob = this.container.getBlockBlobClient(name);
-    await blob.commitBlockList([]);
-    await blob.deleteIfExists();
+    for (let look = 0; look < DISCARD_LOOKS; look++) {
+      if (look > 0) {
+        await sleep(DISCARD_LOOK_MS);
+        if ((await this.list(name, { uncommitted: true })).length === 0) return;
+      }
+      await blob.commitBlockList([]);
+      await blob.deleteIfExists();
+    }
   }
 
   /** A URL that can read this one blob, and nothing else, for `seconds` from now. */

@@ -70,7 +70,9 @@ async function writeExportFile(
         ? [projectPointers(options.fields), encodeCsv(options.fields.map((f) => f.field_name))]
         : [encodeNdjson()];
     const file = new PassThrough();
-    await Promise.all([
+    // Both settle before this attempt ends: a block still being staged when the other side failed
+    // would otherwise land after the blocks were discarded, and stay.
+    const [produced, uploaded] = await Promise.allSettled([
       pipeline([streamUserRecords(client), copyLinesToRecords(), progressCounter(run), ...encoded, file], {
         signal: run.signal,
       }),
@@ -81,6 +83,8 @@ async function writeExportFile(
           throw err;
         }),
     ]);
+    if (produced.status === 'rejected') throw produced.reason;
+    if (uploaded.status === 'rejected') throw uploaded.reason;
     await client.query('COMMIT');
   } catch (err) {
     failed = err;
