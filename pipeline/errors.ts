@@ -15,7 +15,7 @@ export type ErrorName =
   | 'ServiceUnavailable';
 
 /** HTTP status by error name (DECISIONS.md, Envelopes and errors). */
-export const STATUS_BY_NAME: Readonly<Record<ErrorName, number>> = {
+const STATUS_BY_NAME: Readonly<Record<ErrorName, number>> = {
   Invalid: 400,
   Unauthorized: 401,
   Forbidden: 403,
@@ -76,7 +76,7 @@ export function serviceUnavailable(dependency: Dependency, cause?: unknown, retr
 }
 
 /** The members of an error object: `{name, reason, message, info?}` (`info` omitted when empty). */
-export function errorFields(err: ApiError): Record<string, unknown> {
+function errorFields(err: ApiError): Record<string, unknown> {
   return {
     name: err.name,
     reason: err.reason,

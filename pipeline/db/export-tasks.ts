@@ -14,7 +14,7 @@ function bucketRow(project: string): string {
 }
 
 /** Too many export initiations: the caller may try again after `retryAfterSeconds`. */
-export function rateLimited(retryAfterSeconds: number): ApiError {
+function rateLimited(retryAfterSeconds: number): ApiError {
   return new ApiError(
     'TooManyRequest',
     'RateLimited',

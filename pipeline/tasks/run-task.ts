@@ -92,7 +92,7 @@ function shouldRetry(fault: Fault, attempt: number, elapsedMs: number, windowSec
 }
 
 /** Exponential backoff from 250 ms, capped at 15 s, with full jitter over its upper half. */
-export function backoffMs(attempt: number): number {
+function backoffMs(attempt: number): number {
   const ceiling = Math.min(15_000, 250 * 2 ** (attempt - 1));
   return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
 }
