@@ -105,15 +105,21 @@ export async function claimTask(db: Queryable, kind: TaskKind, id: string): Prom
 
 /**
  * The worker's sign of life, with the export's progress when given. False when the task is no
- * longer pending: it was cancelled or expired, and the worker stops.
+ * longer pending: it was cancelled or expired, and the worker stops. It never waits on the row:
+ * while an import batch holds it, the batch itself marks the task alive as it commits, and a
+ * heartbeat that queued behind it would hold up the next batch in turn.
  */
 export async function heartbeat(db: Queryable, id: string, processed?: number): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE tasks SET heartbeat_at = clock_timestamp(), progress_processed = coalesce($2, progress_processed)
-      WHERE id = $1 AND status = 'pending'`,
+  const { rows } = await db.query<{ pending: boolean }>(
+    `WITH alive AS (
+       UPDATE tasks SET heartbeat_at = clock_timestamp(), progress_processed = coalesce($2, progress_processed)
+        WHERE id = (SELECT id FROM tasks WHERE id = $1 FOR UPDATE SKIP LOCKED) AND status = 'pending'
+        RETURNING id)
+     SELECT EXISTS (SELECT 1 FROM alive) OR EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND status = 'pending')
+       AS pending`,
     [id, processed ?? null],
   );
-  return rowCount === 1;
+  return rows[0]?.pending === true;
 }
 
 /** Sets the number of users an export will write. */

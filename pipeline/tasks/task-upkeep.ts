@@ -40,6 +40,7 @@ export function startTaskUpkeep(
 ): TaskUpkeep {
   let stopped = false;
   let wakeUp: (() => void) | undefined;
+  let wokenDuringRound = false;
   let relayed = 0;
   const due = { abandoned: 0, retention: 0 };
 
@@ -79,13 +80,15 @@ export function startTaskUpkeep(
   const loop = (async () => {
     while (!stopped) {
       try {
+        wokenDuringRound = false;
         await round();
       } catch (err) {
         // A dependency that is down: the next round tries again.
         log.warn({ err, fault: classifyFault(err) }, 'task upkeep round failed');
         relayed = 0;
       }
-      if (stopped || relayed === OUTBOX_BATCH) continue;
+      // A wake-up that came during the round (a task created meanwhile) means another round now.
+      if (stopped || relayed === OUTBOX_BATCH || wokenDuringRound) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, RELAY_EVERY_MS);
         wakeUp = () => {
@@ -98,7 +101,10 @@ export function startTaskUpkeep(
   })();
 
   return {
-    wake: () => wakeUp?.(),
+    wake: () => {
+      if (wakeUp) wakeUp();
+      else wokenDuringRound = true;
+    },
     async stop() {
       stopped = true;
       wakeUp?.();
