@@ -73,10 +73,8 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
   router.delete(`${PATH}/:id`, ...admin, async (ctx) => {
     const files = storage();
     const task = await taskOf(ctx.params.id ?? '');
-    if (
-      task.status === 'completed' ||
-      !(await failAndRefund(pool, config.export, task.id, TASK_ENDINGS.cancelled()))
-    ) {
+    // Only a pending task can end Cancelled; one that completed meanwhile is left as it is.
+    if (!(await failAndRefund(pool, config.export, task.id, TASK_ENDINGS.cancelled()))) {
       throw new ApiError('Invalid', 'TaskAlreadyCompleted', 'the export has already completed');
     }
     ctx.body = exportStatus(await taskOf(task.id), files, config.export.downloadUrlSeconds);
