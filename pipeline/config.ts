@@ -51,6 +51,8 @@ export interface ServiceConfig {
   readonly kafkaSessionTimeoutMs: number;
   /** How long a completed task (its details, input and file) is kept: 24 h (spec 8). */
   readonly taskRetentionSeconds: number;
+  /** How long the import log keeps each request (the reach of a replay). */
+  readonly importLogRetentionSeconds: number;
   /** A pending task with no sign of a worker for this long ends TaskExpired. */
   readonly taskExpirySeconds: number;
   /** How long a task retries through transient faults before it fails. */
@@ -97,6 +99,7 @@ const ENV_KEYS = {
   KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
   KAFKA_SESSION_TIMEOUT_MS: 'kafka_session_timeout_ms',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
+  IMPORT_LOG_RETENTION_SECONDS: 'import_log_retention_seconds',
   TASK_EXPIRY_SECONDS: 'task_expiry_seconds',
   TASK_RETRY_SECONDS: 'task_retry_seconds',
   TASK_SECRETS_KEY: 'task_secrets_key',
@@ -201,6 +204,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     kafkaTopicPrefix: doc.kafka_topic_prefix,
     kafkaSessionTimeoutMs: doc.kafka_session_timeout_ms,
     taskRetentionSeconds: doc.task_retention_seconds,
+    importLogRetentionSeconds: doc.import_log_retention_seconds,
     taskExpirySeconds: doc.task_expiry_seconds,
     taskRetrySeconds: doc.task_retry_seconds,
     taskSecrets: {

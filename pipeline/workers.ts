@@ -34,7 +34,8 @@ export async function startWorkers({
   const runner = taskRunner(pool, config, log);
   await bus.subscribe(
     'import',
-    (message) => runner.run('import', message.task_id, (run) => runImport(pool, config, secrets, run)),
+    (message) =>
+      runner.run('import', message.task_id, (run) => runImport(pool, config, secrets, message.body, run)),
     config.workerConcurrency,
   );
   await bus.subscribe(

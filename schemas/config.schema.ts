@@ -33,6 +33,9 @@ export const configSchema = {
     // How soon a dead worker's partitions go to another (the broker allows 6000 at the least).
     kafka_session_timeout_ms: { type: 'integer', minimum: 6000, default: 30000 },
     task_retention_seconds: { type: 'integer', minimum: 1, default: 86400 },
+    // How long the import log (the import topic, or the embedded queue) keeps each request: the
+    // reach of a replay (7 days).
+    import_log_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
     // A pending task with no sign of a worker for this long ends TaskExpired (10 minutes).
     task_expiry_seconds: { type: 'integer', minimum: 1, default: 600 },
     // An export running longer than this ends TaskTimedOut (2 hours).

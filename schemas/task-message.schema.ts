@@ -1,4 +1,11 @@
-/** The message of the task bus: which task has work to do. Keyed by task id on Kafka. */
+import { importRequestSchema } from './import-request.schema.js';
+
+/**
+ * The message of the task bus: which task has work to do, and for an import the whole request, so
+ * that the import topic is the durable log of imports (a replay reads it back). The records' secret
+ * members are sealed (DECISIONS.md, Tasks); each record is checked by the worker. Keyed by task id
+ * on Kafka.
+ */
 export const taskMessageSchema = {
   $id: 'task-message',
   type: 'object',
@@ -7,5 +14,21 @@ export const taskMessageSchema = {
   properties: {
     task_id: { type: 'string', pattern: '^user(import|export)_[A-Z2-7]{32}$' },
     kind: { enum: ['import', 'export'] },
+    project_id: { type: 'string', minLength: 1 },
+    /** Import: the task whose logged message this one was replayed from. */
+    replay_of: { type: 'string', pattern: '^userimport_[A-Z2-7]{32}$' },
+    request: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['identifier', 'upsert', 'records'],
+      properties: {
+        identifier: importRequestSchema.properties.identifier,
+        upsert: { type: 'boolean' },
+        records: importRequestSchema.properties.records,
+      },
+    },
   },
+  if: { properties: { kind: { const: 'import' } } },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable
+  then: { properties: { project_id: true, request: true }, required: ['project_id', 'request'] },
 } as const;

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { requireExportStorage } from '../../pipeline/blob/open-blob-storage.js';
+import { exportMessage } from '../../pipeline/bus/task-message.js';
 import { admitExport } from '../../pipeline/db/export-tasks.js';
 import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
@@ -56,9 +57,11 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
       });
     }
     const options: ExportTaskOptions = { format: request.format, fields };
+    const id = newTaskId('export');
     const task = await admitExport(pool, config.export, {
-      id: newTaskId('export'),
+      id,
       project: config.project.id,
+      message: exportMessage(id),
       options: { ...options },
     });
     taskCreated();

@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { findTask, insertTask, type TaskRow } from '../../pipeline/db/tasks.js';
+import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import { findImportDetails } from '../../pipeline/import/import-details.js';
-import { sealedInput } from '../../pipeline/import/parse-records.js';
-import type { ImportTaskOptions } from '../../pipeline/import/run-import.js';
-import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
+import { createImportTask } from '../../pipeline/import/import-tasks.js';
+import { sealRecords } from '../../pipeline/import/parse-records.js';
+import { isTaskId } from '../../pipeline/tasks/task-id.js';
 import { validateImportRequest } from '../../schemas/index.js';
 import { ImportRequestError } from '../errors.js';
 import { inFlightLimit } from '../in-flight-limit.js';
@@ -37,14 +37,11 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
         `/identifier: login id key ${KEY_OF_ATTRIBUTE[request.identifier]} is not enabled`,
       );
     }
-    const options: ImportTaskOptions = { identifier: request.identifier, upsert: request.upsert ?? false };
-    const task = await insertTask(pool, {
-      id: newTaskId('import'),
+    const task = await createImportTask(pool, {
       project: config.project.id,
-      kind: 'import',
-      input: sealedInput(request.records, secrets),
-      options: { ...options },
-      total: request.records.length,
+      identifier: request.identifier,
+      upsert: request.upsert ?? false,
+      records: sealRecords(request.records, secrets),
     });
     taskCreated();
     ctx.body = createdTask(task);

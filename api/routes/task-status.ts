@@ -2,7 +2,7 @@ import type { TaskRow } from '../../pipeline/db/tasks.js';
 
 /**
  * The members every task status shows (spec 2.1, 2.3 and DECISIONS.md): id, created_at, status;
- * `progress` while pending; then `completed_at`, and `failed_at` with `error` when the task could
+ * `replay_of` for a replayed import; `progress` while pending; then `completed_at`, and `failed_at` with `error` when the task could
  * not finish. Absent values are omitted, never null. Each kind adds its own results.
  */
 export function taskStatus(task: TaskRow): Record<string, unknown> {
@@ -11,6 +11,7 @@ export function taskStatus(task: TaskRow): Record<string, unknown> {
     created_at: task.created_at.toISOString(),
     status: task.status,
   };
+  if (task.replay_of) status.replay_of = task.replay_of;
   if (task.status === 'pending') {
     status.progress = { processed: task.progress_processed, total: task.progress_total };
     return status;

@@ -1,17 +1,69 @@
-import type { TaskKind, TaskMessage } from '../../schemas/index.js';
+import type { TaskKind } from '../../schemas/index.js';
+
+/**
+ * A task message as it travels: its task and kind (Kafka: the key and the topic), and its JSON text
+ * (`schemas/task-message`), which the bus carries as it is: an import's worker streams its records
+ * out of it.
+ */
+export interface BusMessage {
+  readonly task_id: string;
+  readonly kind: TaskKind;
+  readonly body: string;
+}
 
 /**
  * Handles one task message. It must be idempotent: every transport delivers at least once, and a
  * message whose handler threw (or whose worker died) is delivered again.
  */
-export type TaskHandler = (message: TaskMessage) => Promise<void>;
+export type TaskHandler = (message: BusMessage) => Promise<void>;
 
 /** The task bus: "task X of kind K has work to do", from the facade to the pipeline workers. */
 export interface TaskBus {
   /** Publishes a message for a task whose row is already committed. */
-  publish(message: TaskMessage): Promise<void>;
+  publish(message: BusMessage): Promise<void>;
   /** Handles the messages of one kind, `concurrency` at a time (default 1), until close(). */
   subscribe(kind: TaskKind, handler: TaskHandler, concurrency?: number): Promise<void>;
+  /** The import messages as a log that can be read again (for a replay). */
+  readonly importLog: ImportLog;
   /** Stops consuming (after the message in hand) and releases connections. */
   close(): Promise<void>;
+}
+
+/**
+ * Positions in the import log: the next offset to read, per partition (Kafka's partitions; the
+ * embedded queue is one partition, "0"). Offsets are decimal strings, as Kafka gives them.
+ */
+export type LogOffsets = Readonly<Record<string, string>>;
+
+/** Where a replay starts or stops: a time (the first message at or after it) or an offset. */
+export type LogPoint = { readonly time: Date } | { readonly offset: string };
+
+/** One message read back from the import log, with its place and the time it was logged. */
+export interface LoggedMessage {
+  readonly partition: string;
+  readonly offset: string;
+  readonly timestamp: Date;
+  readonly body: string;
+}
+
+/** The import topic read as a log, from a point, up to offsets taken in advance. */
+export interface ImportLog {
+  /** Per partition, the offset of the first message at or after the point (the end if none). */
+  offsetsAt(point: LogPoint): Promise<LogOffsets>;
+  /** Per partition, the offset the next logged message will have. */
+  endOffsets(): Promise<LogOffsets>;
+  /** How many messages lie in [from, to). */
+  count(from: LogOffsets, to: LogOffsets): Promise<number>;
+  /**
+   * Reads the messages from `from` up to (not including) `to`, in order within a partition, one
+   * at a time; resolves once every partition reached `to`. `group` names the reader (Kafka: its
+   * consumer group). A throw of `onMessage` ends the read with it.
+   */
+  read(
+    group: string,
+    from: LogOffsets,
+    to: LogOffsets,
+    onMessage: (message: LoggedMessage) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<void>;
 }

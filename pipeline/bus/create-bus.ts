@@ -8,6 +8,9 @@ import { postgresQueueBus } from './postgres-queue.js';
 /** Kafka when brokers are configured; otherwise the embedded Postgres queue. */
 export function createBus(config: ServiceConfig, pool: Pool, log: Logger): TaskBus {
   return config.kafkaBrokers.length > 0
-    ? kafkaBus(config.kafkaBrokers, config.kafkaTopicPrefix, log, config.kafkaSessionTimeoutMs)
+    ? kafkaBus(config.kafkaBrokers, config.kafkaTopicPrefix, log, {
+        sessionTimeoutMs: config.kafkaSessionTimeoutMs,
+        importLogRetentionSeconds: config.importLogRetentionSeconds,
+      })
     : postgresQueueBus(pool, log);
 }

@@ -1,11 +1,27 @@
-import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
-import { type TaskKind, validateTaskMessage } from '../../schemas/index.js';
+import kafkajs, { type Consumer, type ITopicConfig, Kafka, logLevel, type Producer } from 'kafkajs';
+import type { TaskKind } from '../../schemas/index.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { TaskBus } from './bus.js';
+import { isTaskId } from '../tasks/task-id.js';
+import type { ImportLog, LogOffsets, TaskBus } from './bus.js';
+
+// kafkajs is CommonJS: these two are not seen as named exports by Node's ESM loader.
+const { CompressionTypes, ConfigResourceTypes } = kafkajs;
 
 /** How long a stopped consumer waits before it is started again. */
 const CONSUMER_RESTART_MS = 3_000;
+/**
+ * The largest message: an import request of 500 KB whose secret members, sealed, take about twice
+ * their room (the broker's and topic's `max.message.bytes` are set to it, and fetches take it).
+ */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** Settings of the Kafka bus beyond its brokers. */
+export interface KafkaBusOptions {
+  readonly sessionTimeoutMs?: number;
+  /** How long the import topic keeps its messages (the reach of a replay); default 7 days. */
+  readonly importLogRetentionSeconds?: number;
+}
 
 /** Topic of a task kind: one per kind, so that each worker kind scales by its own partitions. */
 export function taskTopic(prefix: string, kind: TaskKind): string {
@@ -20,7 +36,7 @@ export function kafkaBus(
   brokers: readonly string[],
   prefix: string,
   log: Logger,
-  sessionTimeoutMs = 30_000,
+  { sessionTimeoutMs = 30_000, importLogRetentionSeconds = 7 * 24 * 3600 }: KafkaBusOptions = {},
 ): TaskBus {
   const kafka = new Kafka({
     clientId: `${prefix}users-service`,
@@ -37,9 +53,18 @@ export function kafkaBus(
   let closing = false;
   const topics = new Map<TaskKind, Promise<void>>();
 
+  /** The import topic keeps its messages for the log's retention; each topic takes a full request. */
+  function topicConfig(kind: TaskKind): NonNullable<ITopicConfig['configEntries']> {
+    const entries = [{ name: 'max.message.bytes', value: String(MAX_MESSAGE_BYTES) }];
+    if (kind === 'import')
+      entries.push({ name: 'retention.ms', value: String(importLogRetentionSeconds * 1000) });
+    return entries;
+  }
+
   /**
-   * Creates the kind's topic once and waits for its leaders: a consumer that subscribes to a topic
-   * the broker is still auto-creating gets UNKNOWN_TOPIC_OR_PARTITION.
+   * Creates the kind's topic once (or brings an existing one's settings in line) and waits for its
+   * leaders: a consumer that subscribes to a topic the broker is still auto-creating gets
+   * UNKNOWN_TOPIC_OR_PARTITION.
    */
   function ensureTopic(kind: TaskKind): Promise<void> {
     let ready = topics.get(kind);
@@ -48,10 +73,18 @@ export function kafkaBus(
         const admin = kafka.admin();
         await admin.connect();
         try {
-          await admin.createTopics({
-            topics: [{ topic: taskTopic(prefix, kind), numPartitions: 4 }],
+          const topic = taskTopic(prefix, kind);
+          const configEntries = topicConfig(kind);
+          const created = await admin.createTopics({
+            topics: [{ topic, numPartitions: 4, configEntries }],
             waitForLeaders: true,
           });
+          if (!created) {
+            await admin.alterConfigs({
+              validateOnly: false,
+              resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries }],
+            });
+          }
         } finally {
           await admin.disconnect();
         }
@@ -60,6 +93,119 @@ export function kafkaBus(
       topics.set(kind, ready);
     }
     return ready;
+  }
+
+  /** Runs `use` with a connected admin client. */
+  async function withAdmin<T>(use: (admin: ReturnType<Kafka['admin']>) => Promise<T>): Promise<T> {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      return await use(admin);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  const importTopic = taskTopic(prefix, 'import');
+  const importLog: ImportLog = {
+    async offsetsAt(point) {
+      await ensureTopic('import');
+      const offsets =
+        'time' in point
+          ? await withAdmin((a) => a.fetchTopicOffsetsByTimestamp(importTopic, point.time.getTime()))
+          : (await withAdmin((a) => a.fetchTopicOffsets(importTopic))).map((p) => ({
+              partition: p.partition,
+              offset: BigInt(point.offset) < BigInt(p.low) ? p.low : BigInt(point.offset).toString(),
+            }));
+      return Object.fromEntries(offsets.map((p) => [String(p.partition), p.offset]));
+    },
+    async endOffsets() {
+      await ensureTopic('import');
+      const offsets = await withAdmin((a) => a.fetchTopicOffsets(importTopic));
+      return Object.fromEntries(offsets.map((p) => [String(p.partition), p.high]));
+    },
+    async count(from, to) {
+      // A topic's offsets have no gaps (no transactions, no compaction): the count is the distance.
+      let n = 0n;
+      for (const [p, end] of Object.entries(to)) {
+        const start = BigInt(from[p] ?? end);
+        if (BigInt(end) > start) n += BigInt(end) - start;
+      }
+      return Number(n);
+    },
+    read: (group, from, to, onMessage, signal) => readRange(group, from, to, onMessage, signal),
+  };
+
+  /**
+   * Reads [from, to) of every partition of the import topic with a consumer group of its own,
+   * pausing each partition at its end, until all have reached it.
+   */
+  async function readRange(
+    group: string,
+    from: LogOffsets,
+    to: LogOffsets,
+    onMessage: Parameters<ImportLog['read']>[3],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const remaining = new Set(
+      Object.keys(to).filter((p) => BigInt(from[p] ?? to[p] ?? '0') < BigInt(to[p] ?? '0')),
+    );
+    if (remaining.size === 0 || signal?.aborted) return;
+    const consumer = kafka.consumer({
+      groupId: group,
+      sessionTimeout: sessionTimeoutMs,
+      heartbeatInterval: Math.floor(sessionTimeoutMs / 10),
+      maxBytesPerPartition: MAX_MESSAGE_BYTES,
+    });
+    let finish: (err?: unknown) => void = () => {};
+    const finished = new Promise<void>((resolve, reject) => {
+      finish = (err) => (err === undefined ? resolve() : reject(err));
+    });
+    const onAbort = () => finish();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) finish(payload.error);
+    });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: importTopic, fromBeginning: true });
+      await consumer.run({
+        autoCommit: true,
+        eachMessage: async ({ partition, message, pause }) => {
+          const p = String(partition);
+          const offset = BigInt(message.offset);
+          if (!remaining.has(p) || offset < BigInt(from[p] ?? '0') || signal?.aborted) return;
+          if (offset >= BigInt(to[p] ?? '0')) {
+            pause();
+            return;
+          }
+          try {
+            await onMessage({
+              partition: p,
+              offset: message.offset,
+              timestamp: new Date(Number(message.timestamp)),
+              body: message.value?.toString() ?? '',
+            });
+          } catch (err) {
+            finish(err);
+            pause();
+            return;
+          }
+          if (offset + 1n >= BigInt(to[p] ?? '0')) {
+            remaining.delete(p);
+            pause();
+            if (remaining.size === 0) finish();
+          }
+        },
+      });
+      for (const p of remaining) {
+        consumer.seek({ topic: importTopic, partition: Number(p), offset: from[p] ?? '0' });
+      }
+      await finished;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      await consumer.disconnect();
+    }
   }
 
   async function connectedProducer(): Promise<Producer> {
@@ -82,7 +228,9 @@ export function kafkaBus(
       await p.send({
         topic: taskTopic(prefix, message.kind),
         acks: -1,
-        messages: [{ key: message.task_id, value: JSON.stringify(message) }],
+        // An import's message is its request: compressed, the log keeps a fifth of it.
+        compression: message.kind === 'import' ? CompressionTypes.GZIP : CompressionTypes.None,
+        messages: [{ key: message.task_id, value: message.body }],
       });
     },
     async subscribe(kind, handler, concurrency = 1) {
@@ -91,6 +239,7 @@ export function kafkaBus(
         allowAutoTopicCreation: true,
         sessionTimeout: sessionTimeoutMs,
         heartbeatInterval: Math.floor(sessionTimeoutMs / 10),
+        maxBytesPerPartition: MAX_MESSAGE_BYTES,
       });
       consumers.push(consumer);
       const start = async () => {
@@ -101,18 +250,13 @@ export function kafkaBus(
           // Tasks on different partitions run side by side; one partition's tasks stay in order.
           partitionsConsumedConcurrently: concurrency,
           eachMessage: async ({ message }) => {
-            let parsed: unknown;
-            try {
-              parsed = JSON.parse(message.value?.toString() ?? '');
-            } catch {
-              parsed = undefined;
-            }
-            if (!validateTaskMessage(parsed)) {
-              log.error({ key: message.key?.toString() }, 'dropping a malformed task message');
+            const taskId = message.key?.toString();
+            if (taskId === undefined || !isTaskId(kind, taskId) || !message.value) {
+              log.error({ key: taskId }, 'dropping a malformed task message');
               return;
             }
             // A throw here makes kafkajs retry the message (not committing its offset).
-            await handler(parsed);
+            await handler({ task_id: taskId, kind, body: message.value.toString() });
           },
         });
       };
@@ -143,6 +287,7 @@ export function kafkaBus(
         restartLater();
       }
     },
+    importLog,
     async close() {
       closing = true;
       await Promise.all(consumers.map((c) => c.disconnect()));

@@ -1,19 +1,31 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type TaskKind, validateTaskMessage } from '../../schemas/index.js';
+import type { TaskKind } from '../../schemas/index.js';
 import type { Pool } from '../db/pool.js';
-import { dequeueTask, enqueueTask, takeQueuedTask } from '../db/tasks.js';
+import {
+  countQueueLog,
+  enqueueMessage,
+  markProcessed,
+  queueEndPosition,
+  queuePositionAt,
+  readQueueLog,
+  takeQueuedMessage,
+} from '../db/task-queue.js';
 import { withTransaction } from '../db/transaction.js';
 import type { Logger } from '../log.js';
-import type { TaskBus, TaskHandler } from './bus.js';
+import type { ImportLog, TaskBus, TaskHandler } from './bus.js';
 
 /** How long an idle worker waits between looks at the queue. */
 const IDLE_POLL_MS = 250;
+/** Logged messages read per query by a replay. */
+const LOG_PAGE = 50;
+/** The embedded queue's one partition. */
+const PARTITION = '0';
 
 /**
  * The embedded task bus: a `task_queue` row per message. A worker holds the row's lock
- * (`FOR UPDATE SKIP LOCKED`) in an open transaction while it handles the task and deletes the row
- * when done; if the worker dies (or the database restarts), the lock goes with its connection and
- * the message is taken again.
+ * (`FOR UPDATE SKIP LOCKED`) in an open transaction while it handles the task and marks the row
+ * processed when done; if the worker dies (or the database restarts), the lock goes with its
+ * connection and the message is taken again. Processed import messages stay as the import log.
  */
 export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
   let closed = false;
@@ -21,12 +33,10 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
 
   async function takeOne(kind: TaskKind, handler: TaskHandler): Promise<boolean> {
     return withTransaction(pool, async (client) => {
-      const taskId = await takeQueuedTask(client, kind);
-      if (!taskId) return false;
-      const message = { task_id: taskId, kind };
-      if (validateTaskMessage(message)) await handler(message);
-      else log.error({ task_id: taskId }, 'dropping a malformed task message');
-      await dequeueTask(client, taskId);
+      const queued = await takeQueuedMessage(client, kind);
+      if (!queued) return false;
+      await handler({ task_id: queued.task_id, kind, body: queued.message });
+      await markProcessed(client, queued.task_id);
       return true;
     });
   }
@@ -41,13 +51,46 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
     }
   }
 
+  const importLog: ImportLog = {
+    async offsetsAt(point) {
+      const position =
+        'time' in point ? await queuePositionAt(pool, 'import', point.time) : BigInt(point.offset).toString();
+      return { [PARTITION]: position };
+    },
+    async endOffsets() {
+      return { [PARTITION]: await queueEndPosition(pool) };
+    },
+    async count(from, to) {
+      return countQueueLog(pool, 'import', from[PARTITION] ?? '0', to[PARTITION] ?? '0');
+    },
+    async read(_group, from, to, onMessage, signal) {
+      let next = from[PARTITION] ?? '0';
+      const end = to[PARTITION] ?? '0';
+      while (!signal?.aborted && BigInt(next) < BigInt(end)) {
+        const rows = await readQueueLog(pool, 'import', next, end, LOG_PAGE);
+        if (rows.length === 0) return;
+        for (const row of rows) {
+          if (signal?.aborted) return;
+          await onMessage({
+            partition: PARTITION,
+            offset: row.position,
+            timestamp: row.enqueued_at,
+            body: row.message,
+          });
+          next = (BigInt(row.position) + 1n).toString();
+        }
+      }
+    },
+  };
+
   return {
     async publish(message) {
-      await enqueueTask(pool, message);
+      await enqueueMessage(pool, message.task_id, message.kind, message.body);
     },
     async subscribe(kind, handler, concurrency = 1) {
       for (let n = 0; n < concurrency; n++) loops.push(loop(kind, handler));
     },
+    importLog,
     async close() {
       closed = true;
       await Promise.all(loops);

@@ -33,7 +33,7 @@ function rateLimited(retryAfterSeconds: number): ApiError {
 export async function admitExport(
   pool: Pool,
   limits: ExportConfig,
-  task: Omit<NewTask, 'kind' | 'input' | 'total'>,
+  task: Omit<NewTask, 'kind' | 'total'>,
 ): Promise<TaskRow> {
   return withTransaction(pool, async (client) => {
     await client.query(
@@ -49,7 +49,7 @@ export async function admitExport(
     }
     const token = await takeToken(client, bucketRow(task.project), limits.rateLimit);
     if (!token.taken) throw rateLimited(token.retryAfterSeconds);
-    return insertTask(client, { ...task, kind: 'export', input: null, total: 0 });
+    return insertTask(client, { ...task, kind: 'export', total: 0 });
   });
 }
 

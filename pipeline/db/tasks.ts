@@ -1,9 +1,10 @@
-import type { TaskKind, TaskMessage } from '../../schemas/index.js';
+import type { TaskKind } from '../../schemas/index.js';
+import type { BusMessage } from '../bus/bus.js';
 import { type ApiError, envelopeError } from '../errors.js';
 import type { PoolClient, Queryable } from './pool.js';
 
-// Every statement on task rows, the embedded task queue and the task outbox. A task row is the
-// single source of truth for its status; the bus only says "task X has work to do".
+// Every statement on task rows and the task outbox. A task row is the single source of truth for
+// its status; the bus carries what a worker needs to do the work.
 
 /** A task row as the status endpoints read it. */
 export interface TaskRow {
@@ -19,19 +20,25 @@ export interface TaskRow {
   readonly summary: Record<string, number> | null;
   /** Export: the blob holding the file, once completed. */
   readonly file_name: string | null;
+  /** Import: the task whose logged message this one was replayed from. */
+  readonly replay_of: string | null;
 }
 
 const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, error,
-  progress_processed, progress_total, summary, file_name`;
+  progress_processed, progress_total, summary, file_name, replay_of`;
 
-/** A new task: its project, kind, stored input (secrets encrypted) and settings. */
+/**
+ * A new task: its project, kind and settings, and the JSON text of its message (for an import,
+ * the whole request with its secrets sealed: the bus, not the row, keeps the input).
+ */
 export interface NewTask {
   readonly id: string;
   readonly project: string;
   readonly kind: TaskKind;
-  readonly input: string | null;
+  readonly message: string;
   readonly options: Record<string, unknown>;
   readonly total: number;
+  readonly replayOf?: string;
 }
 
 /**
@@ -41,11 +48,11 @@ export interface NewTask {
 export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow> {
   const { rows } = await db.query<TaskRow>(
     `WITH task AS (
-       INSERT INTO tasks (id, project_id, kind, input, options, progress_total)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${TASK_COLUMNS}),
-     message AS (INSERT INTO task_outbox (task_id, kind) SELECT id, kind FROM task)
+       INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of)
+       VALUES ($1, $2, $3, $5, $6, $7) RETURNING ${TASK_COLUMNS}),
+     message AS (INSERT INTO task_outbox (task_id, kind, message) SELECT id, kind, $4 FROM task)
      SELECT * FROM task`,
-    [task.id, task.project, task.kind, task.input, task.options, task.total],
+    [task.id, task.project, task.kind, task.message, task.options, task.total, task.replayOf ?? null],
   );
   return rows[0] as TaskRow;
 }
@@ -83,7 +90,6 @@ export async function countPendingTasks(db: Queryable, project: string, kind: Ta
 export interface ClaimedTask {
   readonly id: string;
   readonly project_id: string;
-  readonly input: string | null;
   readonly options: Record<string, unknown>;
   /** Import: records already applied (the resume point). */
   readonly progress_processed: number;
@@ -97,7 +103,7 @@ export async function claimTask(db: Queryable, kind: TaskKind, id: string): Prom
   const { rows } = await db.query<ClaimedTask>(
     `UPDATE tasks SET started_at = coalesce(started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
       WHERE id = $1 AND kind = $2 AND status = 'pending'
-      RETURNING id, project_id, input, options, progress_processed`,
+      RETURNING id, project_id, options, progress_processed`,
     [id, kind],
   );
   return rows[0];
@@ -147,10 +153,10 @@ export async function saveImportProgress(client: PoolClient, id: string, process
   );
 }
 
-/** Completes an import with a summary counted from its details (each record once); drops its input. */
+/** Completes an import with a summary counted from its details (each record once). */
 export async function completeImport(db: Queryable, id: string): Promise<void> {
   await db.query(
-    `UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(), input = NULL,
+    `UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(),
             summary = (SELECT jsonb_build_object(
                 'total', count(*),
                 'inserted', count(*) FILTER (WHERE outcome = 'inserted'),
@@ -172,7 +178,7 @@ export async function completeExport(db: Queryable, id: string, fileName: string
   const { rows } = await db.query<{ file_name: string | null }>(
     `WITH done AS (
        UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), file_name = $2,
-              progress_processed = progress_total, input = NULL
+              progress_processed = progress_total
         WHERE id = $1 AND status = 'pending'
         RETURNING file_name)
      SELECT coalesce((SELECT file_name FROM done), (SELECT file_name FROM tasks WHERE id = $1)) AS file_name`,
@@ -190,13 +196,13 @@ export interface FailedTask {
 
 /**
  * Completes a pending task that could not finish (DECISIONS.md: still `completed`, with
- * `failed_at` and the envelope error) and drops its input; a task completed meanwhile is left as
+ * `failed_at` and the envelope error); a task completed meanwhile is left as
  * it is (undefined).
  */
 export async function failTask(db: Queryable, id: string, error: ApiError): Promise<FailedTask | undefined> {
   const { rows } = await db.query<FailedTask>(
     `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
-            error = $2, input = NULL
+            error = $2
       WHERE id = $1 AND status = 'pending'
       RETURNING id, kind, project_id`,
     [id, envelopeError(error)],
@@ -215,7 +221,6 @@ export async function failAbandonedTasks(
 ): Promise<FailedTask[]> {
   const { rows } = await db.query<FailedTask>(
     `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
-            input = NULL,
             error = CASE WHEN kind = 'export' AND started_at <= clock_timestamp() - make_interval(secs => $2)
                          THEN $4::jsonb ELSE $3::jsonb END
       WHERE status = 'pending'
@@ -252,7 +257,7 @@ export async function findTasksPastRetention(
   return rows;
 }
 
-/** Deletes tasks with their details, stored input, queue and outbox rows. */
+/** Deletes tasks with their details and outbox rows (the import log keeps its messages). */
 export async function deleteTasks(db: Queryable, ids: readonly string[]): Promise<void> {
   await db.query('DELETE FROM tasks WHERE id = ANY($1)', [ids]);
 }
@@ -261,34 +266,12 @@ export async function deleteTasks(db: Queryable, ids: readonly string[]): Promis
  * Takes up to `limit` messages off the outbox for the caller's transaction: they are gone once it
  * commits (after publishing them), and back if it rolls back. Rows another relay holds are skipped.
  */
-export async function takeOutboxMessages(client: PoolClient, limit: number): Promise<TaskMessage[]> {
-  const { rows } = await client.query<{ task_id: string; kind: TaskKind }>(
+export async function takeOutboxMessages(client: PoolClient, limit: number): Promise<BusMessage[]> {
+  const { rows } = await client.query<{ task_id: string; kind: TaskKind; message: string }>(
     `DELETE FROM task_outbox WHERE task_id IN (
        SELECT task_id FROM task_outbox ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING task_id, kind`,
+     RETURNING task_id, kind, message`,
     [limit],
   );
-  return rows.map((r) => ({ task_id: r.task_id, kind: r.kind }));
-}
-
-/** The embedded bus's publish: queues a message (once per task). */
-export async function enqueueTask(db: Queryable, message: TaskMessage): Promise<void> {
-  await db.query('INSERT INTO task_queue (task_id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
-    message.task_id,
-    message.kind,
-  ]);
-}
-
-/** The oldest queued message of this kind no other worker holds, locked for the caller's transaction. */
-export async function takeQueuedTask(client: PoolClient, kind: TaskKind): Promise<string | undefined> {
-  const { rows } = await client.query<{ task_id: string }>(
-    'SELECT task_id FROM task_queue WHERE kind = $1 ORDER BY enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED',
-    [kind],
-  );
-  return rows[0]?.task_id;
-}
-
-/** Removes a handled message from the embedded queue. */
-export async function dequeueTask(client: PoolClient, id: string): Promise<void> {
-  await client.query('DELETE FROM task_queue WHERE task_id = $1', [id]);
+  return rows.map((r) => ({ task_id: r.task_id, kind: r.kind, body: r.message }));
 }

@@ -13,22 +13,22 @@ export interface IndexedRecord {
 }
 
 /**
- * The stages that turn a stored import request into its records, one at a time, with their secret
- * members opened: the JSON parser, a filter down to `records`, and a streamer of its elements.
- * Nothing holds all records at once.
+ * The stages that turn an import's task message (`schemas/task-message`) into its records, one at a
+ * time, with their secret members opened: the JSON parser, a filter down to `request.records`, and
+ * a streamer of its elements. Nothing holds all records at once.
  *
  * The stages are composed by stream-chain into one stream (no stream hop per token), and the
  * parser emits whole values only (`streamValues: false`): records are small, and piece-by-piece
  * tokens for their strings tripled the parser's work.
  */
-export function recordStages(input: string, secrets: SecretBox): [Readable, Duplex] {
+export function recordStages(message: string, secrets: SecretBox): [Readable, Duplex] {
   const open = (sealed: unknown) => (typeof sealed === 'string' ? secrets.open(sealed) : sealed);
   return [
-    Readable.from([input]),
+    Readable.from([message]),
     chain(
       [
         parser({ streamValues: false }),
-        pick({ filter: 'records' }),
+        pick({ filter: 'request.records' }),
         streamArray(),
         (item: { key: number; value: unknown }): IndexedRecord => ({
           index: item.key,
@@ -40,9 +40,7 @@ export function recordStages(input: string, secrets: SecretBox): [Readable, Dupl
   ];
 }
 
-/** The records of an import request as stored: each secret member sealed (DECISIONS.md, Tasks). */
-export function sealedInput(records: readonly unknown[], secrets: SecretBox): string {
-  return JSON.stringify({
-    records: records.map((r) => mapSecretMembers(r, (secret) => secrets.seal(secret))),
-  });
+/** The records of an import request as queued and logged: each secret member sealed (DECISIONS.md, Tasks). */
+export function sealRecords(records: readonly unknown[], secrets: SecretBox): unknown[] {
+  return records.map((r) => mapSecretMembers(r, (secret) => secrets.seal(secret)));
 }

@@ -12,21 +12,22 @@ import { recordStages } from './parse-records.js';
 import type { ImportOptions, PreparedRecord } from './plan-batch.js';
 import { recordValidator, validateRecords } from './validate-record.js';
 
-/** The request members other than the records, stored beside the input when the task is created. */
+/** The request members other than the records, kept in the task row (and in its message). */
 export interface ImportTaskOptions {
   readonly identifier: ImportIdentifier;
   readonly upsert: boolean;
 }
 
 /**
- * Runs (or resumes) an import task: stored records (secrets opened) -> validation -> batches ->
- * one transaction each -> summary. Records an earlier attempt applied are skipped, so running it
- * again is harmless.
+ * Runs (or resumes) an import task: the records of its message (secrets opened) -> validation ->
+ * batches -> one transaction each -> summary. Records an earlier attempt applied are skipped, so
+ * running it again is harmless.
  */
 export async function runImport(
   pool: Pool,
   config: ServiceConfig,
   secrets: SecretBox,
+  message: string,
   { task, signal }: TaskRun,
 ): Promise<void> {
   const stored = task.options as unknown as ImportTaskOptions;
@@ -38,7 +39,7 @@ export async function runImport(
   };
   await pipeline(
     [
-      ...recordStages(task.input ?? '{"records":[]}', secrets),
+      ...recordStages(message, secrets),
       validateRecords(options.validate),
       batchRecords(config.importBatchSize, task.progress_processed),
       new Writable({

@@ -2,6 +2,7 @@ import type { BlobStorage } from '../blob/blob-storage.js';
 import type { TaskBus } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
+import { sweepQueueLog } from '../db/task-queue.js';
 import { failAbandonedTasks, takeOutboxMessages } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
 import { classifyFault } from '../errors.js';
@@ -29,7 +30,8 @@ const OUTBOX_BATCH = 100;
  *   leaves the rows for the next round, so a task accepted during an outage is published after it.
  * - A pending task with no sign of a worker for `taskExpirySeconds` ends `TaskExpired`, and an
  *   export running past its time limit `TaskTimedOut`; an export's token is given back.
- * - Completed tasks past retention are deleted with their files.
+ * - Completed tasks past retention are deleted with their files; the embedded queue's processed
+ *   messages once past their keep (the import log's retention for imports).
  */
 export function startTaskUpkeep(
   pool: Pool,
@@ -74,6 +76,8 @@ export function startTaskUpkeep(
       due.retention = now + Math.min(RETENTION_EVERY_MS, config.taskRetentionSeconds * 1000);
       const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);
       if (ids.length > 0) log.info({ tasks: ids.length }, 'tasks past retention deleted');
+      const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);
+      if (logged > 0) log.info({ messages: logged }, 'processed queue messages past their keep deleted');
     }
   }
 

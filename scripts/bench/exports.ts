@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { to as copyTo } from 'pg-copy-streams';
 import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { kafkaBus } from '../../pipeline/bus/kafka.js';
+import { exportMessage } from '../../pipeline/bus/task-message.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { insertTask } from '../../pipeline/db/tasks.js';
 import { prepareSnapshot, USER_RECORDS_SQL } from '../../pipeline/export/export-records.js';
@@ -51,16 +52,17 @@ export async function benchExports(
     );
     const bus = kafkaBus(brokers.split(','), prefix, createLogger('silent'));
     try {
+      const id = newTaskId('export');
       const task = await insertTask(db, {
-        id: newTaskId('export'),
+        id,
         project: 'default',
         kind: 'export',
-        input: null,
+        message: exportMessage(id),
         options: { format, fields: format === 'csv' ? exportFields(undefined, []) : [] },
         total: 0,
       });
       const started = process.hrtime.bigint();
-      await bus.publish({ task_id: task.id, kind: 'export' });
+      await bus.publish({ task_id: task.id, kind: 'export', body: exportMessage(id) });
       const fileName = await completion(db, task.id);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const peakMb = peakRssMb(worker.pid);

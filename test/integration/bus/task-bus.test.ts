@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import type { TaskBus } from '../../../pipeline/bus/bus.js';
+import type { BusMessage, TaskBus } from '../../../pipeline/bus/bus.js';
 import { kafkaBus } from '../../../pipeline/bus/kafka.js';
 import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
+import { exportMessage, importMessage } from '../../../pipeline/bus/task-message.js';
 import { insertTask } from '../../../pipeline/db/tasks.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { newTaskId } from '../../../pipeline/tasks/task-id.js';
-import type { TaskMessage } from '../../../schemas/index.js';
 import { useTestSchema } from '../../support/database.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 
@@ -13,7 +13,7 @@ const log = createLogger('silent');
 
 /** Resolves with the messages a subscriber saw once `count` have arrived. */
 function collector(count: number) {
-  const seen: TaskMessage[] = [];
+  const seen: BusMessage[] = [];
   let done: () => void = () => {};
   const all = new Promise<void>((resolve) => {
     done = resolve;
@@ -21,7 +21,7 @@ function collector(count: number) {
   return {
     seen,
     all,
-    handle: async (m: TaskMessage) => {
+    handle: async (m: BusMessage) => {
       seen.push(m);
       if (seen.length >= count) done();
     },
@@ -50,10 +50,21 @@ for (const transport of ['postgres', 'kafka'] as const) {
       await Promise.all(buses.splice(0).map((b) => b.close()));
     });
 
-    const newTask = async () => {
+    const newTask = async (): Promise<BusMessage> => {
       const id = newTaskId('import');
-      await insertTask(db(), { id, project: 'default', kind: 'import', input: '{}', options: {}, total: 0 });
-      return { task_id: id, kind: 'import' as const };
+      const body = importMessage(id, {
+        project_id: 'default',
+        request: { identifier: 'email', upsert: false, records: [{ email: `${id}@x.test` }] },
+      });
+      await insertTask(db(), {
+        id,
+        project: 'default',
+        kind: 'import',
+        message: body,
+        options: {},
+        total: 1,
+      });
+      return { task_id: id, kind: 'import', body };
     };
 
     it('delivers each published message of a kind to its subscriber', async () => {
@@ -88,25 +99,26 @@ for (const transport of ['postgres', 'kafka'] as const) {
       const prefix = uniqueTopicPrefix();
       const bus = makeBus(prefix);
       const exportId = newTaskId('export');
+      const exportBody = exportMessage(exportId);
       await insertTask(db(), {
         id: exportId,
         project: 'default',
         kind: 'export',
-        input: '{}',
+        message: exportBody,
         options: {},
         total: 0,
       });
-      const importMessage = await newTask();
-      await bus.publish({ task_id: exportId, kind: 'export' });
-      await bus.publish(importMessage);
+      const anImport = await newTask();
+      await bus.publish({ task_id: exportId, kind: 'export', body: exportBody });
+      await bus.publish(anImport);
       const imports = collector(1);
       const exports = collector(1);
       await bus.subscribe('import', imports.handle);
       await bus.subscribe('export', exports.handle);
       // Once each kind's subscriber has had its own message, each saw only that one.
       await withTimeout(Promise.all([imports.all, exports.all]), 30_000);
-      expect(imports.seen).to.deep.equal([importMessage]);
-      expect(exports.seen).to.deep.equal([{ task_id: exportId, kind: 'export' }]);
+      expect(imports.seen).to.deep.equal([anImport]);
+      expect(exports.seen).to.deep.equal([{ task_id: exportId, kind: 'export', body: exportBody }]);
     });
   });
 }

@@ -33,8 +33,8 @@ function tableRows(dump: string, table: string): string {
 
 /**
  * Secrets of an import (password hashes, mfa.password hashes, TOTP secrets, also those of records
- * that fail) rest in plain text nowhere but the authenticator rows: the stored request holds them
- * sealed, the queue and outbox hold ids only, and the input is dropped once the task completes.
+ * that fail) rest in plain text nowhere but the authenticator rows: the task message (outbox, then
+ * the queue, which keeps it as the import log) holds them sealed, and the task row holds no record.
  */
 describe('import secrets at rest', function () {
   this.timeout(90_000);
@@ -66,7 +66,9 @@ describe('import secrets at rest', function () {
     for (const secret of [HASH, MFA_HASH, TOTP, BAD_TOTP, LOOSE_HASH]) {
       expect(queued, `${secret} while queued`).not.to.include(secret);
     }
-    expect(tableRows(queued, 'tasks')).to.include(id).and.to.include('v1.');
+    const message = tableRows(queued, 'task_outbox') + tableRows(queued, 'task_queue');
+    expect(message).to.include(id).and.to.include('v1.');
+    expect(tableRows(queued, 'tasks')).to.include(id).and.not.to.include('example.com');
 
     const worker = spawnWorker({});
     const status = await service.waitForCompletion(id);
@@ -80,8 +82,8 @@ describe('import secrets at rest', function () {
     for (const secret of [HASH, MFA_HASH, TOTP, BAD_TOTP, LOOSE_HASH]) {
       expect(elsewhere, `${secret} outside the authenticators`).not.to.include(secret);
     }
-    const { rows } = await service.db().query('SELECT input FROM tasks WHERE id = $1', [id]);
-    expect(rows).to.deep.equal([{ input: null }]);
+    // The import log keeps the request, its secrets still sealed.
+    expect(tableRows(done, 'task_queue')).to.include('secret@example.com').and.to.include('v1.');
   });
 });
 
@@ -89,7 +91,7 @@ describe('import secrets on the Kafka bus', function () {
   this.timeout(60_000);
   const service = useImportService('kafka', {}, {}, { workers: false });
 
-  it('carry no secret: a task message is its id and kind', async () => {
+  it('travel sealed: the task message carries the request with its secrets sealed', async () => {
     const res = await service.post({
       identifier: 'email',
       records: [{ email: 'bus@example.com', password: { type: 'bcrypt', password_hash: HASH } }],
@@ -125,7 +127,11 @@ describe('import secrets on the Kafka bus', function () {
     } finally {
       await consumer.disconnect();
     }
-    expect(seen.map((m) => JSON.parse(m))).to.deep.equal([{ task_id: id, kind: 'import' }]);
+    const [message] = seen.map((m) => JSON.parse(m));
+    expect(message).to.deep.include({ task_id: id, kind: 'import', project_id: 'default' });
+    expect(message.request.identifier).to.equal('email');
+    expect(message.request.records[0].email).to.equal('bus@example.com');
+    expect(message.request.records[0].password.password_hash).to.match(/^v1\./);
     expect(seen.join()).not.to.include(HASH);
   });
 });

@@ -70,11 +70,13 @@ describe('import/batch-records', () => {
 });
 
 describe('import/parse-records', () => {
-  it('streams the records of a stored request with their positions, ignoring other members', async () => {
+  it('streams the records of an import message with their positions, ignoring other members', async () => {
     const input = JSON.stringify({
-      upsert: true,
-      identifier: 'email',
-      records: [{ email: 'a@x.co' }, { email: 'b@x.co' }],
+      task_id: 'userimport_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      kind: 'import',
+      project_id: 'default',
+      records: [{ email: 'not@this.one' }],
+      request: { upsert: true, identifier: 'email', records: [{ email: 'a@x.co' }, { email: 'b@x.co' }] },
     });
     const out: unknown[] = [];
     await pipeline([
@@ -96,7 +98,7 @@ describe('import/parse-records', () => {
   it('fails on a truncated request', async () => {
     let caught: unknown;
     await pipeline([
-      ...recordStages('{"identifier":"email","records":[{"email":', TEST_SECRETS),
+      ...recordStages('{"request":{"identifier":"email","records":[{"email":', TEST_SECRETS),
       new Writable({ objectMode: true, write: (_r, _e, done) => done() }),
     ]).catch((err) => {
       caught = err;

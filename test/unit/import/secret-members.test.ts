@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { recordStages, sealedInput } from '../../../pipeline/import/parse-records.js';
+import { recordStages, sealRecords } from '../../../pipeline/import/parse-records.js';
 import { mapSecretMembers, REDACTED, redactRecord } from '../../../pipeline/import/secret-members.js';
 import { secretBox } from '../../../pipeline/tasks/task-secrets.js';
 
@@ -40,7 +40,7 @@ describe('import/secret-members', () => {
       },
       { email: 'b@x.test', password: ['odd', 1] },
     ];
-    const input = sealedInput(records, box);
+    const input = JSON.stringify({ request: { records: sealRecords(records, box) } });
     expect(input).not.to.include(HASH).and.not.to.include('"S"').and.not.to.include('odd');
     const [source, parse] = recordStages(input, box);
     const read: unknown[] = [];

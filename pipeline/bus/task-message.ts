@@ -1,0 +1,36 @@
+import { type TaskMessage, validateTaskMessage } from '../../schemas/index.js';
+
+// The text of task messages (`schemas/task-message`): written here, read back whole by a replay.
+// Workers take the task id and kind from the bus and stream an import's records out of the text.
+
+/** An export's message: its task. */
+export function exportMessage(taskId: string): string {
+  return JSON.stringify({ task_id: taskId, kind: 'export' });
+}
+
+/** What an import's message carries beside its task: the request, its records' secrets sealed. */
+export interface LoggedImport {
+  readonly project_id: string;
+  readonly replay_of?: string;
+  readonly request: {
+    readonly identifier: string;
+    readonly upsert: boolean;
+    readonly records: readonly unknown[];
+  };
+}
+
+/** An import's message: the whole request, so that the import topic is the log of imports. */
+export function importMessage(taskId: string, logged: LoggedImport): string {
+  return JSON.stringify({ task_id: taskId, kind: 'import', ...logged });
+}
+
+/** The task message a bus carried, or undefined when it is not one (not JSON, or off the schema). */
+export function parseTaskMessage(body: string): TaskMessage | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  return validateTaskMessage(parsed) ? parsed : undefined;
+}

@@ -1,0 +1,35 @@
+import { importMessage } from '../bus/task-message.js';
+import type { Queryable } from '../db/pool.js';
+import { insertTask, type TaskRow } from '../db/tasks.js';
+import { newTaskId } from '../tasks/task-id.js';
+import type { ImportTaskOptions } from './run-import.js';
+
+/** An import request to run as a task: its records' secret members already sealed. */
+export interface SealedImport extends ImportTaskOptions {
+  readonly project: string;
+  readonly records: readonly unknown[];
+  /** The import task whose logged message this one replays. */
+  readonly replayOf?: string;
+}
+
+/**
+ * Creates a pending import task, and its message carrying the whole request (the task row keeps
+ * its settings; the bus keeps the records, as the log of imports).
+ */
+export async function createImportTask(db: Queryable, request: SealedImport): Promise<TaskRow> {
+  const id = newTaskId('import');
+  const options: ImportTaskOptions = { identifier: request.identifier, upsert: request.upsert };
+  return insertTask(db, {
+    id,
+    project: request.project,
+    kind: 'import',
+    message: importMessage(id, {
+      project_id: request.project,
+      ...(request.replayOf ? { replay_of: request.replayOf } : {}),
+      request: { ...options, records: request.records },
+    }),
+    options: { ...options },
+    total: request.records.length,
+    ...(request.replayOf ? { replayOf: request.replayOf } : {}),
+  });
+}
