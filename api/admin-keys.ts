@@ -1,6 +1,6 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { exportJWK, generateKeyPair, type JSONWebKeySet, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, type JSONWebKeySet, type JWK, SignJWT } from 'jose';
 import type { ServiceConfig } from '../pipeline/config.js';
 
 const DEV_KEY_FILE = 'admin-key.json';
@@ -44,30 +44,53 @@ export async function loadOrCreateDevKey(dataDir: string): Promise<JWK> {
 
 const RUNNING_FILE = 'running-service.json';
 
+/** Where the service running on a data folder answers, and whose audience its tokens name. */
+export interface RunningService {
+  readonly public_origin: string;
+  readonly url: string;
+  readonly https_url?: string;
+  /** The self-signed certificate of `https_url` (a client's CA file). */
+  readonly ca_file?: string;
+}
+
 /**
- * Records the public origin of the service running on this data folder, so that `npm run
- * admin-token` in another terminal (without the service's PORT) signs for the same audience.
- * Returns a function that removes the record when the service stops.
+ * Records the service running on this data folder, so that `npm run admin-token` and `userctl` in
+ * another terminal (without the service's PORT) find it and sign for the same audience. Returns a
+ * function that removes the record when the service stops.
  */
 export async function recordRunningService(
   dataDir: string,
-  publicOrigin: string,
+  service: RunningService,
 ): Promise<() => Promise<void>> {
   const file = path.join(dataDir, RUNNING_FILE);
   await mkdir(dataDir, { recursive: true });
-  await writeFile(file, JSON.stringify({ public_origin: publicOrigin, pid: process.pid }));
+  await writeFile(file, JSON.stringify({ ...service, pid: process.pid }));
   return () => rm(file, { force: true });
 }
 
-/** The public origin of the service running on this data folder, if one is. */
-export async function runningServiceOrigin(dataDir: string): Promise<string | undefined> {
+/** The service running on this data folder, if one is. */
+export async function runningService(dataDir: string): Promise<RunningService | undefined> {
   try {
-    const { public_origin: origin, pid } = JSON.parse(
-      await readFile(path.join(dataDir, RUNNING_FILE), 'utf8'),
-    );
+    const { pid, ...service } = JSON.parse(await readFile(path.join(dataDir, RUNNING_FILE), 'utf8'));
     process.kill(pid, 0); // throws when that process is gone
-    return typeof origin === 'string' ? origin : undefined;
+    return typeof service.public_origin === 'string' ? (service as RunningService) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * An admin JWT signed with the development key pair of a data folder, for the running service's
+ * audience (else `fallbackOrigin`), valid one hour.
+ */
+export async function devAdminToken(dataDir: string, fallbackOrigin: string): Promise<string> {
+  const jwk = await loadOrCreateDevKey(dataDir);
+  const key = await importJWK(jwk, 'RS256');
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(jwk.kid ? { kid: jwk.kid } : {}) })
+    .setAudience((await runningService(dataDir))?.public_origin ?? fallbackOrigin)
+    .setSubject('admin')
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(key);
 }

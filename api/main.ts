@@ -2,11 +2,13 @@
 // Without DATABASE_URL it runs the embedded default.
 
 import { once } from 'node:events';
+import { createServer as createHttpsServer } from 'node:https';
 import { loadConfigOrExit, runService } from '../pipeline/lifecycle.js';
 import { createLogger } from '../pipeline/log.js';
 import { startPipelineParts } from '../pipeline/service-parts.js';
 import { recordRunningService, resolveAdminJwks } from './admin-keys.js';
 import { createApp } from './app.js';
+import { serverTls } from './tls.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel);
@@ -31,16 +33,34 @@ await runService(log, async ({ started }) => {
     server.close();
     server.closeAllConnections();
   });
+  const url = `http://localhost:${config.port}`;
+  const tls = await serverTls(config);
+  const httpsUrl = tls ? `https://localhost:${config.https.port}` : undefined;
+  if (tls) {
+    const secure = createHttpsServer({ cert: tls.cert, key: tls.key }, app.callback()).listen(
+      config.https.port,
+    );
+    await once(secure, 'listening');
+    started('admin API (HTTPS)', async () => {
+      secure.close();
+      secure.closeAllConnections();
+    });
+  }
   if (!config.project.adminApi.jwks && !config.adminJwksFile) {
     started(
       'running-service record',
-      await recordRunningService(config.dataDir, config.project.publicOrigin),
+      await recordRunningService(config.dataDir, {
+        public_origin: config.project.publicOrigin,
+        url,
+        ...(httpsUrl && tls ? { https_url: httpsUrl, ca_file: tls.certFile } : {}),
+      }),
     );
   }
-  const url = `http://localhost:${config.port}`;
   log.info(
-    { url, graphql: `${url}/_api/admin/graphql`, embedded: !config.databaseUrl },
+    { url, https_url: httpsUrl, graphql: `${url}/_api/admin/graphql`, embedded: !config.databaseUrl },
     'admin API listening',
   );
-  process.stdout.write(`Admin API on ${url} (GraphQL: ${url}/_api/admin/graphql)\n`);
+  process.stdout.write(
+    `Admin API on ${url}${httpsUrl ? ` and ${httpsUrl}` : ''} (GraphQL: ${url}/_api/admin/graphql)\n`,
+  );
 });

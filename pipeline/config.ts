@@ -42,6 +42,10 @@ export interface ServiceConfig {
   /** Port of the embedded Postgres (used only when databaseUrl is absent). */
   readonly embeddedPostgresPort: number;
   readonly trustProxy: boolean;
+  /** HTTPS beside plain HTTP: its port, and the certificate files (absent: self-signed on the embedded default). */
+  readonly https: { readonly port: number; readonly certFile?: string; readonly keyFile?: string };
+  /** The worker process's health and metrics port; 0: not served. */
+  readonly pipelineHttpPort: number;
   readonly logLevel: string;
   readonly adminJwksFile: string | undefined;
   /** Kafka brokers; empty: the embedded task bus (a Postgres table). */
@@ -61,6 +65,8 @@ export interface ServiceConfig {
   readonly taskSecrets: { readonly key: string | undefined; readonly previousKeys: readonly string[] };
   /** Import records applied per transaction. */
   readonly importBatchSize: number;
+  /** Records of pending imports past which a new import is refused (429) until they drain. */
+  readonly importPendingRecordsLimit: number;
   /** Tasks of one kind that a worker process runs at once. */
   readonly workerConcurrency: number;
   readonly export: ExportConfig;
@@ -93,6 +99,11 @@ const ENV_KEYS = {
   DATA_DIR: 'data_dir',
   EMBEDDED_POSTGRES_PORT: 'embedded_postgres_port',
   TRUST_PROXY: 'trust_proxy',
+  HTTPS_PORT: 'https_port',
+  TLS_CERT_FILE: 'tls_cert_file',
+  TLS_KEY_FILE: 'tls_key_file',
+  PIPELINE_HTTP_PORT: 'pipeline_http_port',
+  IMPORT_PENDING_RECORDS_LIMIT: 'import_pending_records_limit',
   LOG_LEVEL: 'log_level',
   ADMIN_JWKS_FILE: 'admin_jwks_file',
   KAFKA_BROKERS: 'kafka_brokers',
@@ -198,6 +209,13 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     dataDir: path.resolve(doc.data_dir),
     embeddedPostgresPort: doc.embedded_postgres_port,
     trustProxy: doc.trust_proxy,
+    https: {
+      port: doc.https_port,
+      ...(doc.tls_cert_file && doc.tls_key_file
+        ? { certFile: doc.tls_cert_file, keyFile: doc.tls_key_file }
+        : {}),
+    },
+    pipelineHttpPort: doc.pipeline_http_port,
     logLevel: doc.log_level,
     adminJwksFile: doc.admin_jwks_file,
     kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],
@@ -212,6 +230,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
       previousKeys: doc.task_secrets_previous_keys ? doc.task_secrets_previous_keys.split(',') : [],
     },
     importBatchSize: doc.import_batch_size,
+    importPendingRecordsLimit: doc.import_pending_records_limit,
     workerConcurrency: doc.worker_concurrency,
     export: {
       enabled: doc.export_enabled,

@@ -18,6 +18,8 @@ export const configSchema = {
   dependentRequired: {
     azure_storage_account_name: ['azure_storage_account_key'],
     azure_storage_account_key: ['azure_storage_account_name'],
+    tls_cert_file: ['tls_key_file'],
+    tls_key_file: ['tls_cert_file'],
   },
   properties: {
     port: { type: 'integer', minimum: 1, maximum: 65535, default: 3000 },
@@ -25,6 +27,11 @@ export const configSchema = {
     data_dir: { type: 'string', minLength: 1, default: '.data' },
     embedded_postgres_port: { type: 'integer', minimum: 1, maximum: 65535, default: 5433 },
     trust_proxy: { type: 'boolean', default: false },
+    // HTTPS beside plain HTTP: on this port, with TLS_CERT_FILE/TLS_KEY_FILE (PEM), or on the
+    // embedded default with a self-signed localhost certificate made in the data folder.
+    https_port: { type: 'integer', minimum: 1, maximum: 65535, default: 3443 },
+    tls_cert_file: { type: 'string', minLength: 1 },
+    tls_key_file: { type: 'string', minLength: 1 },
     log_level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     admin_jwks_file: { type: 'string', minLength: 1 },
     // Comma-separated host:port list; when set, task messages go through Kafka.
@@ -46,6 +53,10 @@ export const configSchema = {
     // (comma-separated) still open what they sealed. Unset: a key kept in the data folder.
     task_secrets_key: { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$' },
     task_secrets_previous_keys: { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=(,[A-Za-z0-9+/]{43}=)*$' },
+    // Back-pressure: records of pending imports past which a new import answers 429 TooManyRequest.
+    import_pending_records_limit: { type: 'integer', minimum: 1, default: 500000 },
+    // The worker process's /healthz, /readyz and /metrics (`make pipeline`); 0: not served.
+    pipeline_http_port: { type: 'integer', minimum: 0, maximum: 65535, default: 3100 },
     import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 2000 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 2 },

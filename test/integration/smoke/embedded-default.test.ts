@@ -1,10 +1,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 const run = promisify(execFile);
 
@@ -18,16 +19,18 @@ describe('embedded default (smoke)', function () {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'embedded-'));
   // The embedded server runs as the postgres user when we are root: it must reach the folder.
   chmodSync(dataDir, 0o755);
-  // Three ports below the kernel's ephemeral range (32768 and up), where an outgoing connection of
+  // Four ports below the kernel's ephemeral range (32768 and up), where an outgoing connection of
   // another test could hold one of them.
-  const port = 20_000 + Math.floor(Math.random() * 4_000);
-  const postgresPort = port + 4_000;
-  const azuritePort = port + 8_000;
+  const port = 20_000 + Math.floor(Math.random() * 3_000);
+  const postgresPort = port + 3_000;
+  const azuritePort = port + 6_000;
+  const httpsPort = port + 9_000;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
     EMBEDDED_POSTGRES_PORT: String(postgresPort),
     EMBEDDED_AZURITE_PORT: String(azuritePort),
+    HTTPS_PORT: String(httpsPort),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   };
@@ -100,6 +103,29 @@ describe('embedded default (smoke)', function () {
     expect(res.status).to.equal(200);
   });
 
+  it('serves the import endpoints over HTTPS with a self-signed certificate made in the data folder', async () => {
+    const ca = readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8');
+    const dispatcher = new Agent({ connect: { ca } });
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({ identifier: 'email', records: [{ email: 'tls@example.com' }] });
+    const secure = await undiciFetch(`https://localhost:${httpsPort}/_api/admin/users/import`, {
+      method: 'POST',
+      headers,
+      body,
+      dispatcher,
+    });
+    expect(secure.status).to.equal(200);
+    expect(((await secure.json()) as { id: string }).id).to.match(/^userimport_/);
+    // Plain HTTP stays as it was: the import endpoints refuse it.
+    const plain = await fetch(`http://localhost:${port}/_api/admin/users/import`, {
+      method: 'POST',
+      headers,
+      body,
+    });
+    expect(plain.status).to.equal(400);
+    await dispatcher.close();
+  });
+
   it('exports to the embedded Azurite and serves the file through its signed URL', async () => {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const base = `http://localhost:${port}/_api/admin/users/export`;
@@ -126,6 +152,7 @@ describe('embedded default (smoke)', function () {
       PORT: String(port + 1),
       EMBEDDED_POSTGRES_PORT: String(postgresPort + 1),
       EMBEDDED_AZURITE_PORT: String(azuritePort + 1),
+      HTTPS_PORT: String(httpsPort + 1),
     });
     expect(code).to.equal(1);
     expect(log)
@@ -169,6 +196,7 @@ describe('embedded default (smoke)', function () {
         PORT: String(port + 2),
         EMBEDDED_POSTGRES_PORT: String(postgresPort + 2),
         EMBEDDED_AZURITE_PORT: String(azuritePort + 2),
+        HTTPS_PORT: String(httpsPort + 2),
       });
       expect(code).to.equal(1);
       expect(log)
