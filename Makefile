@@ -6,12 +6,13 @@ NODE_MODULES := node_modules/.package-lock.json
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
-.PHONY: help install build start api pipeline migrate services services-stop typecheck lint test bench clean
+.PHONY: help install build start api pipeline migrate replay services services-stop typecheck lint test bench clean
 
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
 	@echo "make test    install, start the real services, type-check, lint, run every test"
-	@echo "make api | pipeline | migrate | bench | services | services-stop | typecheck | lint"
+	@echo "make api | pipeline | migrate | replay FROM=... | bench | services | services-stop | typecheck | lint"
+	@echo "npx userctl --help   the command-line client (import a file, export, status, replay)"
 
 # Reinstall only when the lock file changed.
 $(NODE_MODULES): package.json package-lock.json
@@ -40,6 +41,13 @@ pipeline: build
 
 migrate: install
 	npx tsx pipeline/db/migrate-cli.ts
+
+# Replays the import log as new import tasks: FROM (an RFC 3339 time or an offset), optional TO,
+# UPSERT=true to force updates, DRY_RUN=1 to list what would run. Same configuration as the service.
+replay: install
+	@test -n "$(FROM)" || { echo "make replay FROM=<RFC 3339 time | offset> [TO=...] [UPSERT=true] [DRY_RUN=1]"; exit 2; }
+	npx tsx cli/main.ts replay --from "$(FROM)" $(if $(TO),--to "$(TO)") \
+	  $(if $(filter true 1,$(UPSERT)),--upsert) $(if $(filter true 1,$(DRY_RUN)),--dry-run)
 
 services: install
 	scripts/services/postgres.sh start

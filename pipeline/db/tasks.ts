@@ -39,20 +39,38 @@ export interface NewTask {
   readonly options: Record<string, unknown>;
   readonly total: number;
   readonly replayOf?: string;
+  /** The client's key for this request: sent again, it names the task already created. */
+  readonly idempotencyKey?: string;
 }
 
 /**
  * Records a new pending task and its message in the outbox, in one statement: a task can no longer
- * exist without a message on its way (the relay publishes the outbox).
+ * exist without a message on its way (the relay publishes the outbox). With an idempotency key
+ * the project's kind has seen, nothing is written and that key's task is returned.
  */
 export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow> {
   const { rows } = await db.query<TaskRow>(
     `WITH task AS (
-       INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of)
-       VALUES ($1, $2, $3, $5, $6, $7) RETURNING ${TASK_COLUMNS}),
+       INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key)
+       VALUES ($1, $2, $3, $5, $6, $7, $8)
+       ON CONFLICT (project_id, kind, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING ${TASK_COLUMNS}),
      message AS (INSERT INTO task_outbox (task_id, kind, message) SELECT id, kind, $4 FROM task)
-     SELECT * FROM task`,
-    [task.id, task.project, task.kind, task.message, task.options, task.total, task.replayOf ?? null],
+     SELECT * FROM task
+     UNION ALL
+     SELECT ${TASK_COLUMNS} FROM tasks
+      WHERE $8::text IS NOT NULL AND project_id = $2 AND kind = $3 AND idempotency_key = $8
+        AND NOT EXISTS (SELECT 1 FROM task)`,
+    [
+      task.id,
+      task.project,
+      task.kind,
+      task.message,
+      task.options,
+      task.total,
+      task.replayOf ?? null,
+      task.idempotencyKey ?? null,
+    ],
   );
   return rows[0] as TaskRow;
 }
@@ -84,6 +102,16 @@ export async function countPendingTasks(db: Queryable, project: string, kind: Ta
     [project, kind],
   );
   return rows[0]?.n ?? 0;
+}
+
+/** Records of the project's pending imports not applied yet: the backlog of the import workers. */
+export async function countPendingImportRecords(db: Queryable, project: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT coalesce(sum(progress_total - progress_processed), 0)::text AS n FROM tasks
+      WHERE project_id = $1 AND kind = 'import' AND status = 'pending'`,
+    [project],
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** A task a worker has taken: what it needs to run or resume it. */

@@ -10,6 +10,8 @@ export interface SealedImport extends ImportTaskOptions {
   readonly records: readonly unknown[];
   /** The import task whose logged message this one replays. */
   readonly replayOf?: string;
+  /** The client's key for the request (an Idempotency-Key header). */
+  readonly idempotencyKey?: string;
 }
 
 /**
@@ -31,5 +33,6 @@ export async function createImportTask(db: Queryable, request: SealedImport): Pr
     options: { ...options },
     total: request.records.length,
     ...(request.replayOf ? { replayOf: request.replayOf } : {}),
+    ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
   });
 }

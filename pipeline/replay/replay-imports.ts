@@ -44,7 +44,7 @@ export interface ReplayProgress {
   /** Messages of the range read so far, and in all. */
   readonly messages: number;
   readonly messages_total: number;
-  /** Tasks made and their records. */
+  /** Tasks made (in a dry run: that would be made) and their records. */
   readonly tasks: number;
   readonly records: number;
   readonly skipped: number;
@@ -127,6 +127,10 @@ export async function replayImports(
     counts.messages++;
     if (request.dryRun || !logged?.request || !usable) {
       if (!usable) counts.skipped++;
+      else {
+        counts.tasks++; // would be made
+        counts.records += seen.records;
+      }
       events.onImport?.(seen);
       events.onProgress?.(progress());
       return;

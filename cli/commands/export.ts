@@ -1,0 +1,126 @@
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CliError, EXIT } from '../cli-error.js';
+import { count, progressOnStderr } from '../progress.js';
+import { errorMessage, type ServiceClient } from '../service-client.js';
+
+/** What `userctl export` was asked for. */
+export interface ExportOptions {
+  readonly format: 'csv' | 'ndjson';
+  /** `POINTER` or `POINTER:NAME`, in order (csv only). */
+  readonly fields: readonly string[];
+  readonly output: string;
+}
+
+interface ExportStatus {
+  readonly status: 'pending' | 'completed';
+  readonly progress?: { processed: number; total: number };
+  readonly download_url?: string;
+  readonly error?: unknown;
+  readonly failed_at?: string;
+}
+
+const ROUTE = '/_api/admin/users/export';
+/** Attempts at a download whose signed URL expired (or failed) before it was read whole. */
+const DOWNLOAD_ATTEMPTS = 4;
+
+/**
+ * Starts an export, shows its progress, and downloads the file through its signed URL into
+ * `output` (written beside it, then renamed: a file there is always whole). A URL that expired is
+ * asked for again; the size written is checked against the size sent.
+ */
+export async function exportUsers(client: ServiceClient, options: ExportOptions): Promise<number> {
+  const body: Record<string, unknown> = { format: options.format };
+  if (options.fields.length > 0) {
+    if (options.format !== 'csv') throw new CliError('--field applies to --format csv only');
+    body.csv = { fields: options.fields.map(fieldOf) };
+  }
+  const created = await client.call<{ id?: string }>('POST', ROUTE, JSON.stringify(body));
+  if (created.status !== 200 || !created.body?.id) {
+    throw new CliError(
+      `the service refused the export (${created.status}): ${errorMessage(created.body) ?? 'no reason given'}`,
+    );
+  }
+  const id = created.body.id;
+  process.stderr.write(`export: task ${id}\n`);
+  const progress = progressOnStderr('export');
+  const started = Date.now();
+  let status: ExportStatus;
+  try {
+    status = await readStatus(client, id);
+    for (let delay = 300; status.status === 'pending'; delay = Math.min(delay * 1.5, 2_000)) {
+      const { processed = 0, total = 0 } = status.progress ?? {};
+      const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+      progress.update({
+        done: processed,
+        total,
+        detail: `${count(processed)} of ${count(total)} users`,
+        rate: `${count(Math.round(processed / seconds))} users/s`,
+      });
+      await sleep(delay);
+      status = await readStatus(client, id);
+    }
+  } finally {
+    progress.stop();
+  }
+  if (status.failed_at || !status.download_url) {
+    throw new CliError(
+      `export ${id} failed: ${errorMessage({ error: status.error }) ?? 'no file'}`,
+      EXIT.someFailed,
+    );
+  }
+  const bytes = await download(client, id, status.download_url, options.output);
+  process.stderr.write(`export: ${count(bytes)} bytes written to ${options.output}\n`);
+  return EXIT.ok;
+}
+
+async function readStatus(client: ServiceClient, id: string): Promise<ExportStatus> {
+  const answer = await client.call<ExportStatus>('GET', `${ROUTE}/${id}`);
+  if (answer.status !== 200) {
+    throw new CliError(
+      `cannot read export ${id} (${answer.status}): ${errorMessage(answer.body) ?? 'no reason given'}`,
+    );
+  }
+  return answer.body;
+}
+
+async function download(
+  client: ServiceClient,
+  id: string,
+  firstUrl: string,
+  output: string,
+): Promise<number> {
+  const partial = `${output}.part`;
+  let url = firstUrl;
+  for (let attempt = 1; ; attempt++) {
+    const res = await client.download(url);
+    if (res.statusCode === 200) {
+      const expected = Number(res.headers['content-length']);
+      const file = createWriteStream(partial);
+      await pipeline(res.body, file);
+      if (Number.isFinite(expected) && file.bytesWritten !== expected) {
+        await rm(partial, { force: true });
+        if (attempt >= DOWNLOAD_ATTEMPTS)
+          throw new CliError(`download of ${id} ended short: ${file.bytesWritten} of ${expected} bytes`);
+      } else {
+        await rename(partial, output);
+        return file.bytesWritten;
+      }
+    } else {
+      await res.body.dump();
+      if (attempt >= DOWNLOAD_ATTEMPTS) throw new CliError(`download of ${id} refused (${res.statusCode})`);
+    }
+    // An expired signed URL is refused: each status read signs a fresh one.
+    const status = await readStatus(client, id);
+    if (!status.download_url) throw new CliError(`export ${id} has no file any more`);
+    url = status.download_url;
+  }
+}
+
+/** `/email` or `/email:Email address` (a pointer holds no `:` of its own before its name). */
+function fieldOf(spec: string): { pointer: string; field_name?: string } {
+  const at = spec.indexOf(':');
+  return at < 0 ? { pointer: spec } : { pointer: spec.slice(0, at), field_name: spec.slice(at + 1) };
+}

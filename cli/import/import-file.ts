@@ -1,0 +1,208 @@
+import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CliError, EXIT } from '../cli-error.js';
+import { count, progressOnStderr } from '../progress.js';
+import { openRecords, type RecordFormat } from '../records/read-records.js';
+import { errorMessage, type ServiceClient } from '../service-client.js';
+import { ImportState, type OutcomeCounts } from './import-state.js';
+import { type RequestChunk, requestChunks } from './request-chunks.js';
+
+/** What `userctl import FILE` was asked to do. */
+export interface ImportFileOptions {
+  readonly file: string;
+  readonly format: RecordFormat;
+  readonly identifier: string;
+  readonly upsert: boolean;
+  readonly concurrency: number;
+  readonly resultsFile: string;
+  readonly stateFile: string;
+}
+
+/** An import task's status as the service answers it (spec 2.3, DECISIONS.md). */
+interface ImportStatus {
+  readonly id: string;
+  readonly status: 'pending' | 'completed';
+  readonly progress?: { processed: number; total: number };
+  readonly error?: unknown;
+  readonly details?: readonly {
+    index: number;
+    outcome: keyof OutcomeCounts;
+    user_id?: string;
+    warnings?: unknown[];
+    errors?: unknown[];
+  }[];
+}
+
+/** One line of the results file: a record of the input and what became of it. */
+interface ResultLine {
+  position: number;
+  outcome: keyof OutcomeCounts;
+  user_id?: string;
+  warnings?: unknown[];
+  errors?: unknown[];
+}
+
+const ROUTE = '/_api/admin/users/import';
+const POLL_MS = 500;
+
+/**
+ * Imports a file through the admin API: records packed into requests of at most 500 KB in file
+ * order, `concurrency` requests in flight, each followed to completion; one results line per
+ * input record, written in input order; a state journal so that the same command started again
+ * sends none of the requests the service already accepted. Returns the exit code: 0 when every
+ * record succeeded, 1 when some failed.
+ */
+export async function importFile(client: ServiceClient, options: ImportFileOptions): Promise<number> {
+  const state = ImportState.open(
+    options.stateFile,
+    ImportState.runOf(options.file, options.identifier, options.upsert),
+  );
+  const results = openSync(options.resultsFile, state.resumed ? 'r+' : 'w');
+  ftruncateSync(results, state.resultsBytes); // drop lines written after the last journaled request
+  let resultsBytes = state.resultsBytes;
+  const counts: OutcomeCounts = { ...state.counts };
+  const input = await openRecords(options.file, options.format);
+  const chunks = requestChunks(input.records, options)[Symbol.asyncIterator]();
+  const totalBytes = Math.max(ImportState.runOf(options.file, options.identifier, options.upsert).size, 1);
+
+  const progress = progressOnStderr('import');
+  const started = Date.now();
+  const figures = { sent: 0, applied: 0, bytesDone: 0 };
+  const inFlight = new Map<number, { processed: number; bytesEnd: number }>();
+  const show = () => {
+    const applied = figures.applied + [...inFlight.values()].reduce((n, c) => n + c.processed, 0);
+    const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+    progress.update({
+      done: figures.bytesDone,
+      total: totalBytes,
+      detail: `${count(figures.sent)} records sent, ${count(applied)} applied, ${count(counts.failed)} failed`,
+      rate: `${count(Math.round(applied / seconds))} records/s`,
+    });
+  };
+
+  // Results wait here until every request before theirs is written: the file keeps input order.
+  const finished = new Map<number, ResultLine[]>();
+  const flush = () => {
+    for (let next = state.flushed; finished.has(next); next = state.flushed) {
+      const lines = finished.get(next) ?? [];
+      finished.delete(next);
+      const text = lines.map((l) => `${JSON.stringify(l)}\n`).join('');
+      resultsBytes += writeSync(results, text);
+      for (const l of lines) counts[l.outcome]++;
+      state.written(next, resultsBytes, counts);
+    }
+  };
+
+  let reading = Promise.resolve();
+  const nextChunk = async (): Promise<RequestChunk | undefined> => {
+    // One reader at a time: the chunks come in order.
+    const turn = reading.then(() => chunks.next());
+    reading = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    const { value, done } = await turn;
+    return done ? undefined : value;
+  };
+
+  async function runChunk(chunk: RequestChunk): Promise<void> {
+    const bytesEnd = input.bytesRead();
+    inFlight.set(chunk.index, { processed: 0, bytesEnd });
+    let taskId = state.taskOf(chunk.index);
+    if (!taskId) {
+      const answer = await client.call<{ id?: string }>('POST', ROUTE, chunk.body, {
+        'idempotency-key': `${state.runId}-${chunk.index}`,
+      });
+      if (answer.status !== 200 || !answer.body?.id) {
+        throw new CliError(
+          `the service refused request ${chunk.index + 1} (${answer.status}): ${errorMessage(answer.body) ?? 'no reason given'}`,
+        );
+      }
+      taskId = answer.body.id;
+      state.accepted(chunk.index, taskId);
+    }
+    figures.sent += chunk.positions.length;
+    const status = await followTask(client, taskId, (processed) => {
+      inFlight.set(chunk.index, { processed, bytesEnd });
+      show();
+    });
+    inFlight.delete(chunk.index);
+    figures.applied += chunk.positions.length;
+    figures.bytesDone = Math.max(figures.bytesDone, bytesEnd);
+    finished.set(chunk.index, resultLines(chunk, status));
+    flush();
+    show();
+  }
+
+  const ticker = setInterval(show, 1_000);
+  try {
+    await Promise.all(
+      Array.from({ length: options.concurrency }, async () => {
+        for (let chunk = await nextChunk(); chunk; chunk = await nextChunk()) {
+          if (chunk.index < state.flushed) continue; // its results are written: done in an earlier run
+          await runChunk(chunk);
+        }
+      }),
+    );
+  } finally {
+    clearInterval(ticker);
+    progress.stop();
+    closeSync(results);
+  }
+  const total = counts.inserted + counts.updated + counts.skipped + counts.failed;
+  process.stderr.write(
+    `import: ${count(total)} records: ${count(counts.inserted)} inserted, ${count(counts.updated)} updated, ` +
+      `${count(counts.skipped)} skipped, ${count(counts.failed)} failed; results in ${options.resultsFile}\n`,
+  );
+  return counts.failed > 0 ? EXIT.someFailed : EXIT.ok;
+}
+
+/** Polls an import task until it completes, reporting its progress. */
+async function followTask(
+  client: ServiceClient,
+  taskId: string,
+  onProgress: (processed: number) => void,
+): Promise<ImportStatus> {
+  for (let delay = POLL_MS; ; delay = Math.min(delay * 1.5, 3_000)) {
+    const answer = await client.call<ImportStatus>('GET', `${ROUTE}/${taskId}`);
+    if (answer.status !== 200) {
+      throw new CliError(
+        `cannot read task ${taskId} (${answer.status}): ${errorMessage(answer.body) ?? 'no reason given'}`,
+      );
+    }
+    if (answer.body.status === 'completed') return answer.body;
+    onProgress(answer.body.progress?.processed ?? 0);
+    await sleep(delay);
+  }
+}
+
+/** The results lines of a request, its local failures among them, in input order. */
+function resultLines(chunk: RequestChunk, status: ImportStatus): ResultLine[] {
+  const byIndex = new Map((status.details ?? []).map((d) => [d.index, d]));
+  const lines: ResultLine[] = chunk.positions.map((position, i) => {
+    const detail = byIndex.get(i);
+    if (!detail) {
+      // The task ended without this record (it failed as a whole): the record failed with it.
+      return {
+        position,
+        outcome: 'failed',
+        errors: [status.error ?? { message: 'the import task ended without it' }],
+      };
+    }
+    return {
+      position,
+      outcome: detail.outcome,
+      ...(detail.user_id ? { user_id: detail.user_id } : {}),
+      ...(detail.warnings ? { warnings: detail.warnings } : {}),
+      ...(detail.errors ? { errors: detail.errors } : {}),
+    };
+  });
+  for (const f of chunk.localFailures) {
+    lines.push({
+      position: f.position,
+      outcome: 'failed',
+      errors: [{ name: 'Invalid', reason: 'UnreadableRecord', message: f.problem }],
+    });
+  }
+  return lines.sort((a, b) => a.position - b.position);
+}

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { CliError } from '../cli-error.js';
+
+/** What a run of `userctl import` is: the same file, unchanged, with the same options. */
+export interface ImportRun {
+  readonly file: string;
+  readonly size: number;
+  readonly mtime_ms: number;
+  readonly identifier: string;
+  readonly upsert: boolean;
+}
+
+/** Outcomes counted over the records written to the results file. */
+export interface OutcomeCounts {
+  inserted: number;
+  updated: number;
+  skipped: number;
+  failed: number;
+}
+
+/** The journal's lines after its header. */
+type Entry =
+  | { readonly chunk: number; readonly task_id: string }
+  | { readonly flushed: number; readonly results_bytes: number; readonly counts: OutcomeCounts };
+
+/**
+ * The state file of an import: a journal, one JSON line per step, appended and never rewritten
+ * (a crash loses at most the line being written). Its header names the run; then each request's
+ * task id once the service accepted it, and each request whose results are in the results file
+ * (in order), with the results file's length and counts at that point. The same command started
+ * again reads it and sends none of the accepted requests again.
+ */
+export class ImportState {
+  private readonly taskIds = new Map<number, string>();
+  /** Requests whose results are written, in order: 0..flushed-1. */
+  flushed = 0;
+  resultsBytes = 0;
+  counts: OutcomeCounts = { inserted: 0, updated: 0, skipped: 0, failed: 0 };
+
+  private constructor(
+    private readonly path: string,
+    /** Names this run's requests to the service (Idempotency-Key), so a resent one is known. */
+    readonly runId: string,
+    readonly resumed: boolean,
+  ) {}
+
+  /** Opens the state of this run, or starts one; a state of another run is refused. */
+  static open(path: string, run: ImportRun): ImportState {
+    let text: string | undefined;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (text === undefined || text.trim() === '') {
+      const state = new ImportState(path, randomUUID(), false);
+      writeFileSync(path, `${JSON.stringify({ run_id: state.runId, ...run })}\n`);
+      return state;
+    }
+    const [headerLine, ...lines] = text.split('\n');
+    const header = JSON.parse(headerLine ?? '{}') as ImportRun & { run_id: string };
+    const differs = (['file', 'size', 'mtime_ms', 'identifier', 'upsert'] as const).filter(
+      (k) => header[k] !== run[k],
+    );
+    if (differs.length > 0) {
+      throw new CliError(
+        `${path} is the state of another import (${differs.join(', ')} differ): remove it to start over`,
+      );
+    }
+    const state = new ImportState(path, header.run_id, true);
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      let entry: Entry;
+      try {
+        entry = JSON.parse(line) as Entry;
+      } catch {
+        break; // the line a crash cut short: nothing after it was written
+      }
+      if ('task_id' in entry) state.taskIds.set(entry.chunk, entry.task_id);
+      else {
+        state.flushed = entry.flushed + 1;
+        state.resultsBytes = entry.results_bytes;
+        state.counts = { ...entry.counts };
+      }
+    }
+    return state;
+  }
+
+  /** The run of a file as it is now. */
+  static runOf(file: string, identifier: string, upsert: boolean): ImportRun {
+    const stat = statSync(file);
+    return { file, size: stat.size, mtime_ms: Math.trunc(stat.mtimeMs), identifier, upsert };
+  }
+
+  taskOf(chunk: number): string | undefined {
+    return this.taskIds.get(chunk);
+  }
+
+  accepted(chunk: number, taskId: string): void {
+    this.taskIds.set(chunk, taskId);
+    this.append({ chunk, task_id: taskId });
+  }
+
+  written(chunk: number, resultsBytes: number, counts: OutcomeCounts): void {
+    this.flushed = chunk + 1;
+    this.resultsBytes = resultsBytes;
+    this.counts = { ...counts };
+    this.taskIds.delete(chunk);
+    this.append({ flushed: chunk, results_bytes: resultsBytes, counts });
+  }
+
+  private append(entry: Entry): void {
+    appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
+  }
+}

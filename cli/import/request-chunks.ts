@@ -1,0 +1,80 @@
+import type { FileRecord } from '../records/read-records.js';
+
+/** Spec 8: an import request body is at most 500 KB (DECISIONS.md: 500000 bytes). */
+export const REQUEST_LIMIT = 500_000;
+
+/** A record that is not sent: its position and why. */
+export interface LocalFailure {
+  readonly position: number;
+  readonly problem: string;
+}
+
+/** One import request: the records it carries, in file order, and its body exactly as sent. */
+export interface RequestChunk {
+  readonly index: number;
+  /** Positions of the records in the body, in order (the body's `records[i]` is `positions[i]`). */
+  readonly positions: readonly number[];
+  /** Records before or among these that fail without being sent. */
+  readonly localFailures: readonly LocalFailure[];
+  readonly body: string;
+}
+
+/**
+ * Packs records, in order, into request bodies of at most `limit` bytes (as UTF-8, never over).
+ * A record too large for a request on its own fails alone. A chunk is cut as soon as the next
+ * record would not fit, so the same file always gives the same chunks.
+ */
+export async function* requestChunks(
+  records: AsyncIterable<FileRecord>,
+  request: { readonly identifier: string; readonly upsert: boolean },
+  limit = REQUEST_LIMIT,
+): AsyncGenerator<RequestChunk> {
+  const head = `{"identifier":${JSON.stringify(request.identifier)},"upsert":${request.upsert},"records":[`;
+  const tail = ']}';
+  const frame = Buffer.byteLength(head) + Buffer.byteLength(tail);
+  let index = 0;
+  let parts: string[] = [];
+  let positions: number[] = [];
+  let failures: LocalFailure[] = [];
+  let bytes = frame;
+  const cut = (): RequestChunk => {
+    const chunk = {
+      index: index++,
+      positions,
+      localFailures: failures,
+      body: `${head}${parts.join(',')}${tail}`,
+    };
+    parts = [];
+    positions = [];
+    failures = [];
+    bytes = frame;
+    return chunk;
+  };
+  for await (const item of records) {
+    if ('problem' in item) {
+      failures.push({ position: item.position, problem: item.problem });
+      continue;
+    }
+    const text = JSON.stringify(item.record);
+    const size = Buffer.byteLength(text);
+    if (frame + size > limit) {
+      failures.push({
+        position: item.position,
+        problem: `the record alone is over the request limit (${limit} bytes)`,
+      });
+      continue;
+    }
+    const added = size + (parts.length > 0 ? 1 : 0);
+    if (bytes + added > limit) {
+      yield cut();
+      parts.push(text);
+      positions.push(item.position);
+      bytes += size;
+      continue;
+    }
+    parts.push(text);
+    positions.push(item.position);
+    bytes += added;
+  }
+  if (parts.length > 0 || failures.length > 0) yield cut();
+}

@@ -1,0 +1,149 @@
+// `userctl`: the operator's command-line client of the admin API (and of the import log's replay).
+
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { CliError, EXIT } from './cli-error.js';
+import { exportUsers } from './commands/export.js';
+import { replay } from './commands/replay.js';
+import { printStatus } from './commands/status.js';
+import { importFile } from './import/import-file.js';
+import { formatOf, type RecordFormat } from './records/read-records.js';
+import { connect, type ServiceSettings } from './service-client.js';
+
+const USAGE = `usage: userctl <command> [options]
+
+  import FILE [--identifier email|phone_number|preferred_username] [--upsert]
+              [--format ndjson|json|csv] [--concurrency N] [--results FILE] [--state FILE]
+  export --format csv|ndjson [--field POINTER[:NAME]]... -o FILE
+  status ID
+  replay --from TIME|OFFSET [--to TIME|OFFSET] [--upsert] [--dry-run]
+
+service options (or environment): --url (USERCTL_URL), --token (USERCTL_TOKEN),
+  --token-file (USERCTL_TOKEN_FILE), --host (USERCTL_HOST), --ca-file (USERCTL_CA_FILE).
+  Against \`make start\` on this machine none are needed.
+exit codes: 0 every record succeeded, 1 some failed, 2 usage, authentication or connection error.
+`;
+
+const SERVICE_OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  'token-file': { type: 'string' },
+  host: { type: 'string' },
+  'ca-file': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const COMMAND_OPTIONS = {
+  identifier: { type: 'string', default: 'email' },
+  upsert: { type: 'boolean', default: false },
+  format: { type: 'string' },
+  concurrency: { type: 'string', default: '4' },
+  results: { type: 'string' },
+  state: { type: 'string' },
+  field: { type: 'string', multiple: true },
+  output: { type: 'string', short: 'o' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  'dry-run': { type: 'boolean', default: false },
+} as const;
+
+const IDENTIFIERS = new Set(['email', 'phone_number', 'preferred_username']);
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<
+    typeof parseArgs<{ options: typeof SERVICE_OPTIONS & typeof COMMAND_OPTIONS; allowPositionals: true }>
+  >;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { ...SERVICE_OPTIONS, ...COMMAND_OPTIONS },
+      allowPositionals: true,
+    });
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(USAGE);
+    return values.help ? EXIT.ok : EXIT.unusable;
+  }
+  const settings: ServiceSettings = {
+    url: values.url ?? process.env.USERCTL_URL,
+    token: values.token,
+    tokenFile: values['token-file'],
+    host: values.host ?? process.env.USERCTL_HOST,
+    caFile: values['ca-file'] ?? process.env.USERCTL_CA_FILE,
+  };
+  switch (command) {
+    case 'import': {
+      const [file] = rest;
+      if (!file || rest.length > 1) throw new CliError('import takes one FILE');
+      if (!IDENTIFIERS.has(values.identifier))
+        throw new CliError(`--identifier must be one of ${[...IDENTIFIERS].join(', ')}`);
+      const concurrency = Number(values.concurrency);
+      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+        throw new CliError('--concurrency must be a whole number from 1 to 64');
+      }
+      const format = values.format ?? formatOf(file);
+      if (!['ndjson', 'json', 'csv'].includes(format))
+        throw new CliError('--format must be ndjson, json or csv');
+      const base = path.resolve(file);
+      return withClient(settings, (client) =>
+        importFile(client, {
+          file: base,
+          format: format as RecordFormat,
+          identifier: values.identifier,
+          upsert: values.upsert,
+          concurrency,
+          resultsFile: values.results ?? `${base}.results.ndjson`,
+          stateFile: values.state ?? `${base}.userctl-state`,
+        }),
+      );
+    }
+    case 'export': {
+      if (values.format !== 'csv' && values.format !== 'ndjson')
+        throw new CliError('export needs --format csv or ndjson');
+      if (!values.output) throw new CliError('export needs -o FILE');
+      const { format, output } = values;
+      return withClient(settings, (client) =>
+        exportUsers(client, { format, fields: values.field ?? [], output }),
+      );
+    }
+    case 'status': {
+      const [id] = rest;
+      if (!id || rest.length > 1) throw new CliError('status takes one task ID');
+      return withClient(settings, (client) => printStatus(client, id));
+    }
+    case 'replay': {
+      if (!values.from) throw new CliError('replay needs --from TIME|OFFSET');
+      return replay({ from: values.from, to: values.to, upsert: values.upsert, dryRun: values['dry-run'] });
+    }
+    default:
+      throw new CliError(`unknown command "${command}" (import, export, status, replay)`);
+  }
+}
+
+async function withClient(
+  settings: ServiceSettings,
+  run: (client: Awaited<ReturnType<typeof connect>>) => Promise<number>,
+) {
+  const client = await connect(settings);
+  try {
+    return await run(client);
+  } finally {
+    await client.close();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof CliError) {
+    process.stderr.write(`userctl: ${err.message}\n`);
+    process.exitCode = err.exitCode;
+  } else {
+    process.stderr.write(`userctl: ${(err as Error).message ?? String(err)}\n`);
+    process.exitCode = EXIT.unusable;
+  }
+}
