@@ -13,7 +13,8 @@ export interface ProgressFigures {
 /** Shows progress on stderr: a bar on a terminal, otherwise a plain line every few seconds. */
 export interface Progress {
   update(figures: ProgressFigures): void;
-  stop(): void;
+  /** Ends the display; `final` false (the command failed) leaves out the last figures. */
+  stop(final?: boolean): void;
 }
 
 const PLAIN_EVERY_MS = 5_000;
@@ -46,7 +47,7 @@ export function progressOnStderr(label: string): Progress {
       },
     };
   }
-  let last = 0;
+  let last = Date.now(); // the first line after a few seconds: a short command prints only its summary
   let latest: ProgressFigures | undefined;
   const print = (f: ProgressFigures) => process.stderr.write(`${label}: ${f.detail}, ${f.rate}\n`);
   return {
@@ -56,8 +57,8 @@ export function progressOnStderr(label: string): Progress {
       last = Date.now();
       print(figures);
     },
-    stop: () => {
-      if (latest) print(latest);
+    stop: (final = true) => {
+      if (latest && final) print(latest);
       latest = undefined;
     },
   };

@@ -86,7 +86,7 @@ export async function replay(options: ReplayOptions): Promise<number> {
     );
     return summary.finished ? EXIT.ok : EXIT_INTERRUPTED;
   } finally {
-    progress.stop();
+    progress.stop(false);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await bus.close();

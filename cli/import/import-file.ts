@@ -70,6 +70,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
   const figures = { sent: 0, applied: 0, bytesDone: 0 };
   const inFlight = new Map<number, { processed: number; bytesEnd: number }>();
   const show = () => {
+    if (figures.sent === 0) return; // nothing to tell yet (the service may not be reachable)
     const applied = figures.applied + [...inFlight.values()].reduce((n, c) => n + c.processed, 0);
     const seconds = Math.max((Date.now() - started) / 1000, 0.001);
     progress.update({
@@ -87,7 +88,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
       const lines = finished.get(next) ?? [];
       finished.delete(next);
       const text = lines.map((l) => `${JSON.stringify(l)}\n`).join('');
-      resultsBytes += writeSync(results, text);
+      resultsBytes += writeSync(results, text, resultsBytes); // at the end the journal knows
       for (const l of lines) counts[l.outcome]++;
       state.written(next, resultsBytes, counts);
     }
@@ -135,6 +136,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
   }
 
   const ticker = setInterval(show, 1_000);
+  let completed = false;
   try {
     await Promise.all(
       Array.from({ length: options.concurrency }, async () => {
@@ -144,9 +146,10 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
         }
       }),
     );
+    completed = true;
   } finally {
     clearInterval(ticker);
-    progress.stop();
+    progress.stop(completed);
     closeSync(results);
   }
   const total = counts.inserted + counts.updated + counts.skipped + counts.failed;

@@ -1,0 +1,88 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { useApiProcess } from '../../support/api-process.js';
+import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
+import { userctl } from '../../support/userctl.js';
+
+describe('userctl export, status and replay', function () {
+  this.timeout(180_000);
+  const db = useTestSchema();
+  const api = useApiProcess(() => db.schema, {
+    AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
+    AZURE_STORAGE_CONTAINER: uniqueContainer(),
+  });
+  const dir = mkdtempSync(path.join(tmpdir(), 'userctl-export-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const env = () => ({ DATA_DIR: api().dataDir });
+  let importedAt: Date;
+
+  before(async () => {
+    importedAt = new Date();
+    const file = path.join(dir, 'users.ndjson');
+    const lines = Array.from({ length: 300 }, (_, i) =>
+      JSON.stringify({ email: `x${i}@export.test`, name: `X ${i}` }),
+    );
+    writeFileSync(file, lines.join('\n'));
+    const run = await userctl(['import', file], env());
+    expect(run.code, run.stderr).to.equal(0);
+  });
+
+  it('downloads a complete CSV file with the fields asked for', async () => {
+    const output = path.join(dir, 'users.csv');
+    const run = await userctl(
+      ['export', '--format', 'csv', '--field', '/email:Email', '--field', '/name', '-o', output],
+      env(),
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    const lines = readFileSync(output, 'utf8').trimEnd().split('\n');
+    expect(lines[0]).to.equal('Email,name');
+    expect(lines.slice(1).sort()).to.deep.equal(
+      Array.from({ length: 300 }, (_, i) => `x${i}@export.test,X ${i}`).sort(),
+    );
+    expect(run.stderr).to.match(/export: [\d,]+ bytes written to/);
+  });
+
+  it('downloads a complete ndjson file, and shows the task with status', async () => {
+    const output = path.join(dir, 'users.ndjson.out');
+    const run = await userctl(['export', '--format', 'ndjson', '-o', output], env());
+    expect(run.code, run.stderr).to.equal(0);
+    const users = readFileSync(output, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { email: string });
+    expect(users).to.have.length(300);
+    const id = /task (userexport_\w+)/.exec(run.stderr)?.[1] ?? '';
+    const status = await userctl(['status', id], env());
+    expect(status.code, status.stderr).to.equal(0);
+    expect(JSON.parse(status.stdout)).to.deep.include({ id, status: 'completed' });
+  });
+
+  it('replays the import log with the service configuration: a dry run lists, a replay creates', async () => {
+    const url = new URL(testDatabaseUrl());
+    url.searchParams.set('options', `-c search_path=${db.schema}`);
+    const replayEnv = { ...env(), DATABASE_URL: url.toString(), LOG_LEVEL: 'silent' };
+    const from = importedAt.toISOString();
+    const dry = await userctl(['replay', '--from', from, '--dry-run'], replayEnv);
+    expect(dry.code, dry.stderr).to.equal(0);
+    expect(dry.stdout.trim().split('\n')).to.have.length(1);
+    expect(dry.stdout).to.match(/userimport_\w+ 300 records upsert=false/);
+    expect(dry.stderr).to.include('would create 1 import tasks (300 records)');
+
+    const real = await userctl(['replay', '--from', from, '--upsert'], replayEnv);
+    expect(real.code, real.stderr).to.equal(0);
+    expect(real.stderr).to.include('created 1 import tasks (300 records)');
+    const { rows } = await db().query(
+      `SELECT options->>'upsert' AS upsert FROM tasks WHERE replay_of IS NOT NULL`,
+    );
+    expect(rows).to.deep.equal([{ upsert: 'true' }]);
+
+    const bad = await userctl(['replay', '--from', 'yesterday'], replayEnv);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr.trim()).to.equal(
+      'userctl: FROM must be an RFC 3339 time (2026-11-23T10:00:00Z) or an offset, not "yesterday"',
+    );
+  });
+});

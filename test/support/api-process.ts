@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { generate } from 'selfsigned';
+import { TEST_SECRETS_KEY } from './admin-api.js';
+import { testDatabaseUrl } from './database.js';
+
+/** A real API process (`make start`'s shape, with its workers) on a test schema, over HTTP and HTTPS. */
+export interface ApiProcess {
+  readonly url: string;
+  readonly httpsUrl: string;
+  /** Its data folder: the development key and the running-service record `userctl` reads. */
+  readonly dataDir: string;
+  /** Every log line it wrote so far (JSON lines). */
+  logLines(): Record<string, unknown>[];
+}
+
+/**
+ * Starts `api/main.ts --with-workers` for the calling describe block on `schema`, with a
+ * certificate of its own for HTTPS; stopped after the block.
+ */
+export function useApiProcess(schema: () => string, env: Record<string, string> = {}): () => ApiProcess {
+  let child: ChildProcess | undefined;
+  let api: ApiProcess | undefined;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'api-process-'));
+  let output = '';
+
+  before(async function () {
+    this.timeout(60_000);
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], { keySize: 2048 });
+    writeFileSync(path.join(dataDir, 'test.crt'), pems.cert);
+    writeFileSync(path.join(dataDir, 'test.key'), pems.private, { mode: 0o600 });
+    const port = 20_000 + Math.floor(Math.random() * 5_000);
+    const url = new URL(testDatabaseUrl());
+    url.searchParams.set('options', `-c search_path=${schema()}`);
+    child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts', '--with-workers'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: url.toString(),
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HTTPS_PORT: String(port + 5_000),
+        TLS_CERT_FILE: path.join(dataDir, 'test.crt'),
+        TLS_KEY_FILE: path.join(dataDir, 'test.key'),
+        TASK_SECRETS_KEY: TEST_SECRETS_KEY,
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child?.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Admin API on')) resolve();
+      });
+      child?.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child?.on('exit', (code) => reject(new Error(`the API exited with ${code}: ${output}`)));
+    });
+    api = {
+      url: `http://localhost:${port}`,
+      httpsUrl: `https://localhost:${port + 5_000}`,
+      dataDir,
+      logLines: () =>
+        output
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>),
+    };
+  });
+
+  after(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child?.on('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  return () => {
+    if (!api) throw new Error('the API process is not started yet');
+    return api;
+  };
+}
