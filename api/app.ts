@@ -1,10 +1,13 @@
 import Router from '@koa/router';
 import type { JSONWebKeySet } from 'jose';
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import type { BlobStorage } from '../pipeline/blob/blob-storage.js';
+import type { TaskBus } from '../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../pipeline/config.js';
 import type { Pool } from '../pipeline/db/pool.js';
 import type { Logger } from '../pipeline/log.js';
+import type { ServiceDependencies } from '../pipeline/operator/health.js';
+import { OPERATOR_PATHS, operatorAnswer } from '../pipeline/operator/operator-http.js';
 import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
 import { errorEnvelope } from './errors.js';
@@ -25,13 +28,27 @@ export interface AppDependencies {
   readonly taskCreated: () => void;
   readonly adminJwks: JSONWebKeySet;
   readonly log: Logger;
+  /** The task bus, for `/readyz`. */
+  readonly bus?: TaskBus | undefined;
+}
+
+/** `/healthz`, `/readyz` and `/metrics`, for probes and scrapers: no Host check, no token. */
+function operatorPaths(deps: ServiceDependencies): Middleware {
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET' || !OPERATOR_PATHS.has(ctx.path)) return next();
+    const answer = await operatorAnswer(ctx.path, deps);
+    if (!answer) return next();
+    ctx.status = answer.status;
+    ctx.type = answer.type;
+    ctx.body = answer.body;
+  };
 }
 
 /**
- * The facade's middleware chain: request log, the error envelope, then per admin route the Host
+ * The facade's middleware chain: request log, the operator paths, the error envelope, then per admin route the Host
  * check and the admin JWT before anything reads the body.
  */
-export function createApp({ config, db, blobs, secrets, taskCreated, adminJwks, log }: AppDependencies): Koa {
+export function createApp({ config, db, blobs, secrets, taskCreated, adminJwks, log, bus }: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
   const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
 
@@ -39,6 +56,7 @@ export function createApp({ config, db, blobs, secrets, taskCreated, adminJwks, 
   router.all('/_api/admin/graphql', ...admin, jsonBody('1mb'), graphqlHandler(db, config.project, log));
 
   app.use(requestLog(log));
+  app.use(operatorPaths({ pool: db, bus, blobs }));
   app.use(errorEnvelope(log));
   const tasks = { config, pool: db, blobs, secrets, taskCreated, admin };
   for (const routes of [router, importRoutes(tasks), exportRoutes(tasks)]) {

@@ -2,6 +2,7 @@ import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import type { Middleware } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { ProjectConfig } from '../pipeline/config.js';
+import { setActingAdmin } from './request-log.js';
 import { ApiError } from '../pipeline/errors.js';
 import type { Logger } from '../pipeline/log.js';
 
@@ -31,16 +32,19 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
     algorithms: [...project.adminApi.algorithms],
     requiredClaims: ['exp'],
   };
-  const verified = new LRUCache<string, true>({ max: 1000, ttlAutopurge: false });
+  // Token -> its `sub` (the acting admin, on the request's log lines).
+  const verified = new LRUCache<string, string>({ max: 1000, ttlAutopurge: false });
   return async (ctx, next) => {
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(ctx.get('authorization'));
     const token = match?.[1];
     if (!token) throw forbidden();
-    if (!verified.has(token)) {
+    let admin = verified.get(token);
+    if (admin === undefined) {
       try {
         const { payload } = await jwtVerify(token, keys, options);
+        admin = typeof payload.sub === 'string' ? payload.sub : '';
         const ttl = (payload.exp as number) * 1000 - Date.now();
-        if (ttl > 0) verified.set(token, true, { ttl });
+        if (ttl > 0) verified.set(token, admin, { ttl });
       } catch (err) {
         // Which check failed (e.g. claim `aud`, with the audience expected), never the token.
         const { code, claim, reason } = err as { code?: string; claim?: string; reason?: string };
@@ -48,6 +52,7 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
         throw forbidden();
       }
     }
+    if (admin) setActingAdmin(ctx, admin);
     await next();
   };
 }

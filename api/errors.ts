@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { ApiError, classifyFault, envelopeError, serviceUnavailable } from '../pipeline/errors.js';
 import type { Logger } from '../pipeline/log.js';
+import { requestLogger } from './request-log.js';
 
 /**
  * An import request error: spec 4.3/4.4 give it a body with one member `error`, a string, instead
@@ -73,9 +74,9 @@ export function errorEnvelope(log: Logger): Middleware {
         return;
       }
       const err = toApiError(thrown);
-      if (err.name === 'InternalError') log.error({ err: thrown, path: ctx.path }, 'request failed');
+      if (err.name === 'InternalError') requestLogger(ctx, log).error({ err: thrown, path: ctx.path }, 'request failed');
       if (err.name === 'ServiceUnavailable')
-        log.warn({ err: thrown, path: ctx.path }, 'request met an outage');
+        requestLogger(ctx, log).warn({ err: thrown, path: ctx.path }, 'request met an outage');
       ctx.status = err.status;
       ctx.set(err.headers);
       ctx.body = envelope(err);

@@ -26,6 +26,7 @@ await runService(log, async ({ started }) => {
     taskCreated: parts.upkeep.wake,
     adminJwks,
     log,
+    bus: parts.bus,
   });
   const server = app.listen(config.port);
   await once(server, 'listening');

@@ -7,6 +7,7 @@ import { openDatabase } from './db/open-database.js';
 import type { Pool } from './db/pool.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
+import { watchTasks } from './operator/metrics.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
 import { startTaskUpkeep, type TaskUpkeep } from './tasks/task-upkeep.js';
 import { startWorkers } from './workers.js';
@@ -39,6 +40,7 @@ export async function startPipelineParts(
   started('task bus', () => bus.close());
   const upkeep = startTaskUpkeep(db.pool, bus, storage.blobs, config, log);
   started('task upkeep', () => upkeep.stop());
+  watchTasks(db.pool);
   const parts = { pool: db.pool, bus, blobs: storage.blobs, secrets, upkeep };
   if (workers) await startWorkers({ ...parts, config, log });
   return parts;

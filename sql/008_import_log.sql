@@ -59,3 +59,6 @@ CREATE TABLE import_replays (
 ALTER TABLE tasks ADD COLUMN idempotency_key text;
 CREATE UNIQUE INDEX tasks_idempotency_key ON tasks (project_id, kind, idempotency_key)
   WHERE idempotency_key IS NOT NULL;
+
+-- Who asked for a task, for its log lines: the request id and the admin (the JWT's sub).
+ALTER TABLE tasks ADD COLUMN requested_by jsonb;

@@ -9,6 +9,7 @@ import {
   type OAuthLookup,
 } from '../../pipeline/db/lookups.js';
 import type { Queryable } from '../../pipeline/db/pool.js';
+import { lookupDuration, timed } from '../../pipeline/operator/metrics.js';
 
 /** The three lookups of spec 4.5, each answered together with the others of its batch. */
 export interface UserLookups {
@@ -32,16 +33,19 @@ const MAX_BATCH = 64;
 export function userLookups(db: Queryable): UserLookups {
   const options = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: setImmediate };
   const byLoginId = new DataLoader<LoginIdLookup, UserRecord | undefined>(
-    (wanted) => findUsersByLoginId(db, wanted),
+    (wanted) => timed(lookupDuration, { lookup: 'login_id' }, () => findUsersByLoginId(db, wanted)),
     options,
   );
   const byOAuth = new DataLoader<OAuthLookup, UserRecord | undefined>(
-    (wanted) => findUsersByOAuth(db, wanted),
+    (wanted) => timed(lookupDuration, { lookup: 'oauth' }, () => findUsersByOAuth(db, wanted)),
     options,
   );
   const attributeLoader = (attribute: LookupAttribute) =>
     new DataLoader<string, UserRecord[]>(
-      (values) => findUsersByStandardAttribute(db, attribute, values),
+      (values) =>
+        timed(lookupDuration, { lookup: 'standard_attribute' }, () =>
+          findUsersByStandardAttribute(db, attribute, values),
+        ),
       options,
     );
   const byAttribute: Record<LookupAttribute, DataLoader<string, UserRecord[]>> = {

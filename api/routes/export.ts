@@ -3,6 +3,7 @@ import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { requireExportStorage } from '../../pipeline/blob/open-blob-storage.js';
 import { exportMessage } from '../../pipeline/bus/task-message.js';
 import { admitExport } from '../../pipeline/db/export-tasks.js';
+import { requestedBy } from '../request-log.js';
 import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
@@ -63,6 +64,7 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
       project: config.project.id,
       message: exportMessage(id),
       options: { ...options },
+      requestedBy: requestedBy(ctx),
     });
     taskCreated();
     ctx.body = createdTask(task);

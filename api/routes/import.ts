@@ -10,6 +10,7 @@ import { isTaskId } from '../../pipeline/tasks/task-id.js';
 import { validateImportRequest } from '../../schemas/index.js';
 import { ImportRequestError } from '../errors.js';
 import { inFlightLimit } from '../in-flight-limit.js';
+import { requestedBy } from '../request-log.js';
 import { importBody } from './import-body.js';
 import { requireHttps } from './require-https.js';
 import type { TaskRouteDependencies } from './task-routes.js';
@@ -47,6 +48,7 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
     }
     const task = await createImportTask(pool, {
       ...(idempotencyKey ? { idempotencyKey } : {}),
+      requestedBy: requestedBy(ctx),
       project: config.project.id,
       identifier: request.identifier,
       upsert: request.upsert ?? false,

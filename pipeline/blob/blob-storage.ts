@@ -76,6 +76,12 @@ export class BlobStorage {
     return storage;
   }
 
+  /** Resolves when the storage answers (it makes the container if it is not there yet). */
+  async check(): Promise<void> {
+    await this.ensureContainer();
+    await this.container.getProperties();
+  }
+
   /**
    * Streams `source` into a block blob: blocks are staged as they fill and the blob appears only
    * when the block list is committed at the end, so an upload cut short leaves no partial file.

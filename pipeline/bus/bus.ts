@@ -23,6 +23,8 @@ export interface TaskBus {
   publish(message: BusMessage): Promise<void>;
   /** Handles the messages of one kind, `concurrency` at a time (default 1), until close(). */
   subscribe(kind: TaskKind, handler: TaskHandler, concurrency?: number): Promise<void>;
+  /** Resolves when the bus answers (Kafka: a broker describes the cluster). */
+  check(): Promise<void>;
   /** The import messages as a log that can be read again (for a replay). */
   readonly importLog: ImportLog;
   /** Stops consuming (after the message in hand) and releases connections. */

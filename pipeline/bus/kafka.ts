@@ -287,6 +287,7 @@ export function kafkaBus(
         restartLater();
       }
     },
+    check: () => withAdmin(async (admin) => void (await admin.describeCluster())),
     importLog,
     async close() {
       closing = true;

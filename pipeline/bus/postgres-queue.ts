@@ -90,6 +90,9 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
     async subscribe(kind, handler, concurrency = 1) {
       for (let n = 0; n < concurrency; n++) loops.push(loop(kind, handler));
     },
+    async check() {
+      await queueEndPosition(pool);
+    },
     importLog,
     async close() {
       closed = true;

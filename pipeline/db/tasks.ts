@@ -41,6 +41,14 @@ export interface NewTask {
   readonly replayOf?: string;
   /** The client's key for this request: sent again, it names the task already created. */
   readonly idempotencyKey?: string;
+  /** The request that asked for it, for the task's log lines. */
+  readonly requestedBy?: RequestedBy;
+}
+
+/** The request that created a task: its X-Request-Id and the acting admin (the JWT's `sub`). */
+export interface RequestedBy {
+  readonly request_id?: string;
+  readonly admin?: string;
 }
 
 /**
@@ -51,8 +59,8 @@ export interface NewTask {
 export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow> {
   const { rows } = await db.query<TaskRow>(
     `WITH task AS (
-       INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key)
-       VALUES ($1, $2, $3, $5, $6, $7, $8)
+       INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key, requested_by)
+       VALUES ($1, $2, $3, $5, $6, $7, $8, $9)
        ON CONFLICT (project_id, kind, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING ${TASK_COLUMNS}),
      message AS (INSERT INTO task_outbox (task_id, kind, message) SELECT id, kind, $4 FROM task)
@@ -70,6 +78,7 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow>
       task.total,
       task.replayOf ?? null,
       task.idempotencyKey ?? null,
+      task.requestedBy ?? null,
     ],
   );
   return rows[0] as TaskRow;
@@ -114,6 +123,19 @@ export async function countPendingImportRecords(db: Queryable, project: string):
   return Number(rows[0]?.n ?? 0);
 }
 
+/** Tasks kept, by kind and state: pending (not started), running, completed, failed. */
+export async function countTasksByState(
+  db: Queryable,
+): Promise<{ kind: TaskKind; state: string; n: number }[]> {
+  const { rows } = await db.query<{ kind: TaskKind; state: string; n: number }>(
+    `SELECT kind, CASE WHEN failed_at IS NOT NULL THEN 'failed' WHEN status = 'completed' THEN 'completed'
+                       WHEN started_at IS NULL THEN 'pending' ELSE 'running' END AS state,
+            count(*)::int AS n
+       FROM tasks GROUP BY 1, 2`,
+  );
+  return rows;
+}
+
 /** A task a worker has taken: what it needs to run or resume it. */
 export interface ClaimedTask {
   readonly id: string;
@@ -121,6 +143,7 @@ export interface ClaimedTask {
   readonly options: Record<string, unknown>;
   /** Import: records already applied (the resume point). */
   readonly progress_processed: number;
+  readonly requested_by: RequestedBy | null;
 }
 
 /**
@@ -131,7 +154,7 @@ export async function claimTask(db: Queryable, kind: TaskKind, id: string): Prom
   const { rows } = await db.query<ClaimedTask>(
     `UPDATE tasks SET started_at = coalesce(started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
       WHERE id = $1 AND kind = $2 AND status = 'pending'
-      RETURNING id, project_id, options, progress_processed`,
+      RETURNING id, project_id, options, progress_processed, requested_by`,
     [id, kind],
   );
   return rows[0];

@@ -6,6 +6,7 @@ import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { completeExport, setProgressTotal } from '../db/tasks.js';
+import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
@@ -41,8 +42,9 @@ export async function runExport(
   const options = run.task.options as unknown as ExportTaskOptions;
   const fileName = exportFileName(run.task.project_id, run.task.id, options.format, new Date());
   const blobName = attemptBlobName(fileName);
+  let exported: number;
   try {
-    await writeExportFile(pool, storage, config, run, options, { fileName, blobName });
+    exported = await writeExportFile(pool, storage, config, run, options, { fileName, blobName });
   } catch (err) {
     await storage.discard(blobName).catch(() => {}); // the blocks expire unclaimed anyway
     throw err;
@@ -50,6 +52,7 @@ export async function runExport(
   // Cancelled or expired just as it finished, or completed by another attempt (after a restart
   // the bus may deliver a task twice): a file the task does not name is not kept.
   if ((await completeExport(pool, run.task.id, blobName)) !== blobName) await storage.delete(blobName);
+  else usersExported.inc(exported);
 }
 
 async function writeExportFile(
@@ -59,7 +62,7 @@ async function writeExportFile(
   run: TaskRun,
   options: ExportTaskOptions,
   names: { fileName: string; blobName: string },
-): Promise<void> {
+): Promise<number> {
   const client = await pool.connect();
   let failed: unknown;
   try {
@@ -86,6 +89,7 @@ async function writeExportFile(
     if (produced.status === 'rejected') throw produced.reason;
     if (uploaded.status === 'rejected') throw uploaded.reason;
     await client.query('COMMIT');
+    return total;
   } catch (err) {
     failed = err;
     throw err;

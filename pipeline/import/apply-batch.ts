@@ -3,6 +3,7 @@ import type { Pool, PoolClient } from '../db/pool.js';
 import { lockImportProgress, saveImportProgress } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
 import { ApiError, classifyFault, envelopeError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
+import { importRecords } from '../operator/metrics.js';
 import { storableJson } from '../storable-text.js';
 import { loadBatchState } from './load-batch-state.js';
 import { type ImportDetail, type ImportOptions, type PreparedRecord, planBatch } from './plan-batch.js';
@@ -23,7 +24,7 @@ export async function applyBatch(
   options: ImportOptions,
 ): Promise<void> {
   try {
-    await withTransaction(pool, (client) => applyInTransaction(client, taskId, batch, options));
+    countOutcomes(await withTransaction(pool, (client) => applyInTransaction(client, taskId, batch, options)));
   } catch (err) {
     if (classifyFault(err).kind !== 'data') throw err;
     const [only] = batch;
@@ -31,11 +32,19 @@ export async function applyBatch(
       for (const record of batch) await applyBatch(pool, taskId, [record], options);
       return;
     }
-    await withTransaction(pool, async (client) => {
-      if ((await lockImportProgress(client, taskId)) > only.index) return;
-      await saveDetails(client, taskId, [refusedDetail(only, err)], only.index + 1);
+    const refused = await withTransaction(pool, async (client) => {
+      if ((await lockImportProgress(client, taskId)) > only.index) return [];
+      const detail = refusedDetail(only, err);
+      await saveDetails(client, taskId, [detail], only.index + 1);
+      return [detail];
     });
+    countOutcomes(refused);
   }
+}
+
+/** Counts committed records by outcome (the `/metrics` counter). */
+function countOutcomes(details: readonly ImportDetail[]): void {
+  for (const d of details) importRecords.inc({ outcome: d.outcome });
 }
 
 /** The detail of a record the database refused: DuplicatedIdentity for a login id taken meanwhile. */
@@ -64,14 +73,15 @@ async function applyInTransaction(
   taskId: string,
   batch: readonly PreparedRecord[],
   options: ImportOptions,
-): Promise<void> {
+): Promise<ImportDetail[]> {
   const processed = await lockImportProgress(client, taskId);
   const todo = batch.filter((r) => r.index >= processed);
-  if (todo.length === 0) return;
+  if (todo.length === 0) return [];
   const state = await loadBatchState(client, todo, options);
   const plan = planBatch(todo, state, options);
   await writeBatchPlan(client, plan, state);
   await saveDetails(client, taskId, plan.details, (todo.at(-1)?.index ?? processed) + 1);
+  return plan.details;
 }
 
 async function saveDetails(

@@ -1,6 +1,6 @@
 import { importMessage } from '../bus/task-message.js';
 import type { Queryable } from '../db/pool.js';
-import { insertTask, type TaskRow } from '../db/tasks.js';
+import { insertTask, type RequestedBy, type TaskRow } from '../db/tasks.js';
 import { newTaskId } from '../tasks/task-id.js';
 import type { ImportTaskOptions } from './run-import.js';
 
@@ -12,6 +12,7 @@ export interface SealedImport extends ImportTaskOptions {
   readonly replayOf?: string;
   /** The client's key for the request (an Idempotency-Key header). */
   readonly idempotencyKey?: string;
+  readonly requestedBy?: RequestedBy;
 }
 
 /**
@@ -34,5 +35,6 @@ export async function createImportTask(db: Queryable, request: SealedImport): Pr
     total: request.records.length,
     ...(request.replayOf ? { replayOf: request.replayOf } : {}),
     ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
+    ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
   });
 }

@@ -37,6 +37,8 @@ export function taskRunner(pool: Pool, config: ServiceConfig, log: Logger): Task
   return {
     async run(kind, id, work) {
       const firstTry = Date.now();
+      // Every line of the task names it, and the request and admin that asked for it.
+      let taskLog = log.child({ task_id: id, kind });
       for (let attempt = 1; ; attempt++) {
         let ended = false;
         const aborter = new AbortController();
@@ -55,26 +57,27 @@ export function taskRunner(pool: Pool, config: ServiceConfig, log: Logger): Task
         try {
           const task = await claimTask(pool, kind, id);
           if (!task) return;
+          taskLog = log.child({ task_id: id, kind, ...(task.requested_by ?? {}) });
           const started = Date.now();
           await work({ task, signal: aborter.signal, progress: (n) => (processed = n) });
-          log.info({ task_id: id, kind, ms: Date.now() - started, attempt }, `${kind} completed`);
+          taskLog.info({ ms: Date.now() - started, attempt }, `${kind} completed`);
           return;
         } catch (err) {
           if (ended) {
-            log.info({ task_id: id, kind }, `${kind} stopped: the task was cancelled or expired`);
+            taskLog.info(`${kind} stopped: the task was cancelled or expired`);
             return;
           }
           const fault = classifyFault(err);
           if (shouldRetry(fault, attempt, Date.now() - firstTry, config.taskRetrySeconds)) {
             const delay = backoffMs(attempt);
-            log.warn(
-              { err, task_id: id, kind, attempt, retry_in_ms: delay, fault },
+            taskLog.warn(
+              { err, attempt, retry_in_ms: delay, fault },
               `${kind} interrupted; retrying`,
             );
             await sleep(delay);
             continue;
           }
-          log.error({ err, task_id: id, kind, attempt, fault }, `${kind} failed`);
+          taskLog.error({ err, attempt, fault }, `${kind} failed`);
           await failAndRefund(pool, config.export, id, failureOf(kind, err, fault));
           return;
         } finally {

@@ -26,7 +26,8 @@ export function startProcess(
     entry === 'api/main.ts' && process.env.API_HEAP_MB
       ? [`--max-old-space-size=${process.env.API_HEAP_MB}`]
       : [];
-  return spawnUntilReady(entry, [...heap, compiled, ...args], env, ready);
+  // Several bench workers may run at once: none serves the operator port.
+  return spawnUntilReady(entry, [...heap, compiled, ...args], { PIPELINE_HTTP_PORT: '0', ...env }, ready);
 }
 
 /** Starts a bench script of its own (run through tsx, as the bench is) once it prints `ready`. */

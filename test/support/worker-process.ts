@@ -22,6 +22,7 @@ export function useWorkerProcesses(schema: string): (env: Record<string, string>
         DATABASE_URL: url.toString(),
         TASK_SECRETS_KEY: TEST_SECRETS_KEY,
         LOG_LEVEL: 'warn',
+        PIPELINE_HTTP_PORT: '0', // several workers run at once
         ...env,
       },
       stdio: ['ignore', 'ignore', 'inherit'],

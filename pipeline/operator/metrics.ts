@@ -1,0 +1,93 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Queryable } from '../db/pool.js';
+import { countTasksByState } from '../db/tasks.js';
+
+/**
+ * The process's metrics in the Prometheus format (`/metrics`): what the API and the workers do,
+ * counted where it happens, and the state of the tasks read from Postgres at each scrape.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+/** Import records applied, by outcome (inserted, updated, skipped, failed). */
+export const importRecords = new Counter({
+  name: 'users_import_records_total',
+  help: 'Import records applied, by outcome',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/** Users written into export files. */
+export const usersExported = new Counter({
+  name: 'users_exported_total',
+  help: 'Users written into completed export files',
+  registers: [registry],
+});
+
+/** Admin API requests, by route pattern, method and status. */
+export const httpDuration = new Histogram({
+  name: 'users_http_request_duration_seconds',
+  help: 'Admin API request duration',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+
+/** Exact-match lookups (one batch statement), by lookup. */
+export const lookupDuration = new Histogram({
+  name: 'users_lookup_duration_seconds',
+  help: 'Exact-match lookup statements (a batch of lookups), by lookup',
+  labelNames: ['lookup'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+  registers: [registry],
+});
+
+let taskSource: Queryable | undefined;
+
+/**
+ * Tasks by kind and state (pending, running, completed, failed) and the queue depth (pending
+ * tasks no worker has started), read at each scrape from the database given here.
+ */
+export function watchTasks(db: Queryable): void {
+  taskSource = db;
+}
+
+new Gauge({
+  name: 'users_tasks',
+  help: 'Tasks kept, by kind and state (pending: not started yet; running; completed; failed)',
+  labelNames: ['kind', 'state'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    if (!taskSource) return;
+    for (const row of await countTasksByState(taskSource)) this.set({ kind: row.kind, state: row.state }, row.n);
+  },
+});
+
+new Gauge({
+  name: 'users_task_queue_depth',
+  help: 'Tasks waiting for a worker (pending, not started), by kind',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    if (!taskSource) return;
+    for (const row of await countTasksByState(taskSource)) {
+      if (row.state === 'pending') this.set({ kind: row.kind }, row.n);
+    }
+  },
+});
+
+/** Times `work` into a histogram (with these labels). */
+export async function timed<T, L extends string>(
+  histogram: Histogram<L>,
+  labels: Partial<Record<L, string>>,
+  work: () => Promise<T>,
+): Promise<T> {
+  const end = histogram.startTimer(labels);
+  try {
+    return await work();
+  } finally {
+    end();
+  }
+}

@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { adminToken } from '../../support/admin-api.js';
+import { HTTPS, useImportService } from '../../support/imports.js';
+
+const records = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => ({ email: `${tag}-${i}@admission.test` }));
+
+describe('import admission: back-pressure and idempotency keys', () => {
+  // No workers: what is accepted stays pending.
+  const service = useImportService('postgres', {}, { import_pending_records_limit: 5 }, { workers: false });
+  const post = async (body: unknown, headers: Record<string, string> = {}) =>
+    service.client().request({
+      method: 'POST',
+      url: '/_api/admin/users/import',
+      token: await adminToken(service.keys()),
+      headers: { ...HTTPS, ...headers },
+      body,
+    });
+
+  it('answers 429 with Retry-After once the pending records pass the limit, and accepts again as they drain', async () => {
+    expect((await post({ identifier: 'email', records: records(3, 'a') })).statusCode).to.equal(200);
+    expect((await post({ identifier: 'email', records: records(3, 'b') })).statusCode).to.equal(200);
+    const refused = await post({ identifier: 'email', records: records(1, 'c') });
+    expect(refused.statusCode).to.equal(429);
+    expect(refused.headers['retry-after']).to.equal('5');
+    expect(JSON.parse(refused.body)).to.deep.equal({
+      error: {
+        name: 'TooManyRequest',
+        reason: 'ImportBacklogFull',
+        message: 'too many import records are waiting; send again later',
+        code: 429,
+        info: { pending_records: 6, limit: 5 },
+      },
+    });
+    // The backlog drains (the workers applied some records): imports are accepted again.
+    await service.db().query(`UPDATE tasks SET progress_processed = progress_total WHERE kind = 'import'`);
+    expect((await post({ identifier: 'email', records: records(1, 'd') })).statusCode).to.equal(200);
+  });
+
+  it('answers a request sent again with the same Idempotency-Key with the first task, creating no other', async () => {
+    await service.db().query(`UPDATE tasks SET progress_processed = progress_total WHERE kind = 'import'`);
+    const body = { identifier: 'email', records: records(1, 'e') };
+    const first = await post(body, { 'idempotency-key': 'run-1-chunk-0' });
+    const again = await post(body, { 'idempotency-key': 'run-1-chunk-0' });
+    const other = await post(body, { 'idempotency-key': 'run-1-chunk-1' });
+    expect(first.statusCode).to.equal(200);
+    expect(JSON.parse(again.body)).to.deep.equal(JSON.parse(first.body));
+    expect(JSON.parse(other.body).id).not.to.equal(JSON.parse(first.body).id);
+    const { rows } = await service
+      .db()
+      .query(`SELECT count(*)::int AS n FROM tasks WHERE idempotency_key LIKE 'run-1-%'`);
+    expect(rows).to.deep.equal([{ n: 2 }]);
+    const bad = await post(body, { 'idempotency-key': 'with space' });
+    expect(bad.statusCode).to.equal(400);
+    expect(JSON.parse(bad.body)).to.deep.equal({
+      error: 'Idempotency-Key must be 1 to 200 visible ASCII characters',
+    });
+  });
+});

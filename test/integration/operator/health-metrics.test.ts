@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { devAdminToken } from '../../../api/admin-keys.js';
+import { useApiProcess } from '../../support/api-process.js';
+import { useTestSchema } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
+import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
+import { useWorkerProcesses } from '../../support/worker-process.js';
+
+/** A counter's value in a Prometheus text exposition (0 when absent). */
+function metric(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+describe('health, readiness, metrics and request ids', function () {
+  this.timeout(180_000);
+  restoreServiceAfter('postgres');
+  const db = useTestSchema();
+  const api = useApiProcess(() => db.schema);
+  const spawnWorker = useWorkerProcesses(db.schema);
+  const workerPort = 20_000 + Math.floor(Math.random() * 5_000) + 7;
+  const get = async (url: string) => {
+    const res = await fetch(url);
+    return { status: res.status, text: await res.text() };
+  };
+
+  it('answers /healthz, and /readyz 503 naming Postgres while it is stopped, 200 once it is back', async () => {
+    const workerProcess = spawnWorker({ PIPELINE_HTTP_PORT: String(workerPort) });
+    const worker = `http://127.0.0.1:${workerPort}`;
+    await eventually(
+      () => get(`${worker}/readyz`).catch(() => ({ status: 0, text: '' })),
+      (r) => r.status === 200,
+      60,
+    );
+    for (const base of [api().url, worker]) {
+      expect(await get(`${base}/healthz`)).to.deep.equal({ status: 200, text: '{"status":"ok"}' });
+      const ready = await get(`${base}/readyz`);
+      expect(ready.status, ready.text).to.equal(200);
+      expect(JSON.parse(ready.text).parts.map((p: { part: string }) => p.part)).to.include.members([
+        'postgres',
+        'bus',
+      ]);
+    }
+
+    await stopService('postgres');
+    for (const base of [api().url, worker]) {
+      const down = await get(`${base}/readyz`);
+      expect(down.status).to.equal(503);
+      expect(JSON.parse(down.text)).to.deep.include({
+        status: 'unavailable',
+        unavailable: ['postgres', 'bus'],
+      });
+      expect((await get(`${base}/healthz`)).status).to.equal(200); // alive all the same
+    }
+    await startService('postgres');
+    for (const base of [api().url, worker]) {
+      const back = await eventually(
+        () => get(`${base}/readyz`),
+        (r) => r.status === 200,
+        60,
+      );
+      expect(back.status, back.text).to.equal(200);
+    }
+  });
+
+  it('moves the records and tasks metrics after an import, whose log lines name the request and the admin', async () => {
+    const before = await get(`${api().url}/metrics`);
+    expect(before.status).to.equal(200);
+    const inserted = 'users_import_records_total{outcome="inserted"}';
+    const token = await devAdminToken(api().dataDir, 'unused');
+    const tls = new Agent({ connect: { rejectUnauthorized: false } });
+    const res = await undiciFetch(`${api().httpsUrl}/_api/admin/users/import`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'x-request-id': 'req-metrics-1',
+      },
+      body: JSON.stringify({
+        identifier: 'email',
+        records: [{ email: 'm1@metrics.test' }, { email: 'm2@metrics.test' }],
+      }),
+      dispatcher: tls,
+    });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('x-request-id')).to.equal('req-metrics-1');
+    const { id } = (await res.json()) as { id: string };
+    await tls.close();
+
+    const after = await eventually(
+      () => get(`${api().url}/metrics`),
+      (m) => metric(m.text, inserted) >= metric(before.text, inserted) + 2,
+      30,
+    );
+    expect(metric(after.text, inserted) - metric(before.text, inserted)).to.equal(2);
+    expect(after.text).to.include('users_tasks{kind="import",state="completed"}');
+    expect(after.text).to.include('users_http_request_duration_seconds_bucket');
+
+    const lines = api().logLines();
+    const request = lines.find((l) => l.msg === 'request' && l.request_id === 'req-metrics-1');
+    expect(request).to.deep.include({ admin: 'admin', method: 'POST', status: 200 });
+    const done = lines.find((l) => l.task_id === id && l.msg === 'import completed');
+    expect(done).to.deep.include({ request_id: 'req-metrics-1', admin: 'admin' });
+  });
+});
