@@ -48,7 +48,16 @@ function operatorPaths(deps: ServiceDependencies): Middleware {
  * The facade's middleware chain: request log, the operator paths, the error envelope, then per admin route the Host
  * check and the admin JWT before anything reads the body.
  */
-export function createApp({ config, db, blobs, secrets, taskCreated, adminJwks, log, bus }: AppDependencies): Koa {
+export function createApp({
+  config,
+  db,
+  blobs,
+  secrets,
+  taskCreated,
+  adminJwks,
+  log,
+  bus,
+}: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
   const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
 

@@ -2,9 +2,9 @@ import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import type { Middleware } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { ProjectConfig } from '../pipeline/config.js';
-import { setActingAdmin } from './request-log.js';
 import { ApiError } from '../pipeline/errors.js';
 import type { Logger } from '../pipeline/log.js';
+import { setActingAdmin } from './request-log.js';
 
 /** Refuses a request whose `Host` (port ignored) is not the project's domain. */
 export function requireProjectHost(project: ProjectConfig): Middleware {

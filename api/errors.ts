@@ -74,7 +74,8 @@ export function errorEnvelope(log: Logger): Middleware {
         return;
       }
       const err = toApiError(thrown);
-      if (err.name === 'InternalError') requestLogger(ctx, log).error({ err: thrown, path: ctx.path }, 'request failed');
+      if (err.name === 'InternalError')
+        requestLogger(ctx, log).error({ err: thrown, path: ctx.path }, 'request failed');
       if (err.name === 'ServiceUnavailable')
         requestLogger(ctx, log).warn({ err: thrown, path: ctx.path }, 'request met an outage');
       ctx.status = err.status;

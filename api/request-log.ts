@@ -37,7 +37,13 @@ export function requestLog(log: Logger): Middleware {
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       httpDuration.observe({ method: ctx.method, route: String(route), status: String(ctx.status) }, seconds);
       requestLogger(ctx).info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, bytes, ms: Math.round(seconds * 1e5) / 100 },
+        {
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          bytes,
+          ms: Math.round(seconds * 1e5) / 100,
+        },
         'request',
       );
     }
@@ -60,5 +66,8 @@ export function setActingAdmin(ctx: Context, admin: string): void {
 /** The request that asks for a task, as the task's log lines name it. */
 export function requestedBy(ctx: Context): RequestedBy {
   const state = ctx.state as RequestState;
-  return { ...(state.requestId ? { request_id: state.requestId } : {}), ...(state.admin ? { admin: state.admin } : {}) };
+  return {
+    ...(state.requestId ? { request_id: state.requestId } : {}),
+    ...(state.admin ? { admin: state.admin } : {}),
+  };
 }

@@ -3,7 +3,6 @@ import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { requireExportStorage } from '../../pipeline/blob/open-blob-storage.js';
 import { exportMessage } from '../../pipeline/bus/task-message.js';
 import { admitExport } from '../../pipeline/db/export-tasks.js';
-import { requestedBy } from '../request-log.js';
 import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
@@ -12,6 +11,7 @@ import { failAndRefund, TASK_ENDINGS } from '../../pipeline/tasks/task-failure.j
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
 import { jsonBody } from '../json-body.js';
+import { requestedBy } from '../request-log.js';
 import type { TaskRouteDependencies } from './task-routes.js';
 import { createdTask, taskStatus } from './task-status.js';
 

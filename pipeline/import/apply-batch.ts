@@ -24,7 +24,9 @@ export async function applyBatch(
   options: ImportOptions,
 ): Promise<void> {
   try {
-    countOutcomes(await withTransaction(pool, (client) => applyInTransaction(client, taskId, batch, options)));
+    countOutcomes(
+      await withTransaction(pool, (client) => applyInTransaction(client, taskId, batch, options)),
+    );
   } catch (err) {
     if (classifyFault(err).kind !== 'data') throw err;
     const [only] = batch;

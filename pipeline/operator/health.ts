@@ -22,7 +22,9 @@ export interface ServiceDependencies {
 
 /** Asks every dependency at once whether it answers (`/readyz`). */
 export async function checkReadiness(deps: ServiceDependencies): Promise<PartHealth[]> {
-  const checks: [PartHealth['part'], () => Promise<unknown>][] = [['postgres', () => deps.pool.query('SELECT 1')]];
+  const checks: [PartHealth['part'], () => Promise<unknown>][] = [
+    ['postgres', () => deps.pool.query('SELECT 1')],
+  ];
   const { bus, blobs } = deps;
   if (bus) checks.push(['bus', () => bus.check()]);
   if (blobs) checks.push(['blob_storage', () => blobs.check()]);

@@ -60,7 +60,8 @@ new Gauge({
   async collect() {
     this.reset();
     if (!taskSource) return;
-    for (const row of await countTasksByState(taskSource)) this.set({ kind: row.kind, state: row.state }, row.n);
+    for (const row of await countTasksByState(taskSource))
+      this.set({ kind: row.kind, state: row.state }, row.n);
   },
 });
 

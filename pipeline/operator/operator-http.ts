@@ -17,7 +17,10 @@ export interface OperatorAnswer {
  * `/healthz`: the process is alive (200). `/readyz`: Postgres, the bus and the blob store answer
  * (200), else 503 naming the parts that do not. `/metrics`: the Prometheus text format.
  */
-export async function operatorAnswer(path: string, deps: ServiceDependencies): Promise<OperatorAnswer | undefined> {
+export async function operatorAnswer(
+  path: string,
+  deps: ServiceDependencies,
+): Promise<OperatorAnswer | undefined> {
   if (path === '/healthz') return { status: 200, type: 'application/json', body: '{"status":"ok"}' };
   if (path === '/readyz') {
     const parts = await checkReadiness(deps);

@@ -70,10 +70,7 @@ export function taskRunner(pool: Pool, config: ServiceConfig, log: Logger): Task
           const fault = classifyFault(err);
           if (shouldRetry(fault, attempt, Date.now() - firstTry, config.taskRetrySeconds)) {
             const delay = backoffMs(attempt);
-            taskLog.warn(
-              { err, attempt, retry_in_ms: delay, fault },
-              `${kind} interrupted; retrying`,
-            );
+            taskLog.warn({ err, attempt, retry_in_ms: delay, fault }, `${kind} interrupted; retrying`);
             await sleep(delay);
             continue;
           }
