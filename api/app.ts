@@ -9,6 +9,7 @@ import type { Logger } from '../pipeline/log.js';
 import type { ServiceDependencies } from '../pipeline/operator/health.js';
 import { OPERATOR_PATHS, operatorAnswer } from '../pipeline/operator/operator-http.js';
 import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
+import { openApiDocument } from '../schemas/openapi.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
 import { errorEnvelope } from './errors.js';
 import { graphqlHandler } from './graphql/handler.js';
@@ -62,6 +63,9 @@ export function createApp({
   const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
 
   const router = new Router();
+  router.get('/_api/admin/openapi.json', (ctx) => {
+    ctx.body = openApiDocument;
+  });
   router.all('/_api/admin/graphql', ...admin, jsonBody('1mb'), graphqlHandler(db, config.project, log));
 
   app.use(requestLog(log));

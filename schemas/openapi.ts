@@ -1,0 +1,233 @@
+import { exportRequestSchema } from './export-request.schema.js';
+import { importRecordSchema } from './import-record.schema.js';
+import { importRequestSchema } from './import-request.schema.js';
+
+// The OpenAPI 3.1 document of the REST endpoints, built from the JSON Schemas of this folder (3.1
+// speaks JSON Schema 2020-12, so they go in as they are). `npm run openapi` writes it to
+// schemas/openapi.json, which is checked in; the service serves it at /_api/admin/openapi.json.
+
+/** A schema as a component: its `$id` (a base for ajv) left out of the document. */
+function component<T extends { $id: string }>({ $id: _id, ...schema }: T): Omit<T, '$id'> {
+  return schema;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+const errorResponse = (description: string) => ({ description, content: json(ref('ErrorEnvelope')) });
+const taskId = (prefix: string) => ({
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: `^${prefix}_[A-Z2-7]{32}$` },
+});
+const common = {
+  '403': errorResponse('No valid admin JWT (Forbidden/InvalidAdminJWT)'),
+  '503': errorResponse('A dependency is down (ServiceUnavailable), with Retry-After'),
+};
+
+export const openApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'User import, export and lookup: admin API',
+    version: '0.1.0',
+    description:
+      'Bulk user export, bulk user import and exact-match lookup of an identity project. Every admin ' +
+      'route takes `Authorization: Bearer <admin JWT>` and a Host naming the project domain; the import ' +
+      'routes require HTTPS.',
+  },
+  components: {
+    securitySchemes: { adminJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    schemas: {
+      ImportRequest: component(importRequestSchema),
+      ImportRecord: component(importRecordSchema),
+      ExportRequest: component(exportRequestSchema),
+      CreatedTask: {
+        type: 'object',
+        required: ['id', 'created_at', 'status'],
+        properties: {
+          id: { type: 'string' },
+          created_at: { type: 'string', format: 'date-time' },
+          status: { enum: ['pending', 'completed'] },
+        },
+      },
+      TaskStatus: {
+        type: 'object',
+        required: ['id', 'created_at', 'status'],
+        properties: {
+          id: { type: 'string' },
+          created_at: { type: 'string', format: 'date-time' },
+          status: { enum: ['pending', 'completed'] },
+          completed_at: { type: 'string', format: 'date-time' },
+          failed_at: { type: 'string', format: 'date-time' },
+          error: ref('Error'),
+          progress: {
+            type: 'object',
+            properties: { processed: { type: 'integer' }, total: { type: 'integer' } },
+          },
+          replay_of: { type: 'string', description: 'The import task this one was replayed from' },
+          summary: {
+            type: 'object',
+            properties: Object.fromEntries(
+              ['total', 'inserted', 'updated', 'skipped', 'failed'].map((k) => [k, { type: 'integer' }]),
+            ),
+          },
+          details: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['index', 'outcome', 'record'],
+              properties: {
+                index: { type: 'integer' },
+                outcome: { enum: ['inserted', 'updated', 'skipped', 'failed'] },
+                user_id: { type: 'string', format: 'uuid' },
+                record: { type: 'object' },
+                warnings: { type: 'array', items: { type: 'object' } },
+                errors: { type: 'array', items: ref('Error') },
+              },
+            },
+          },
+          download_url: { type: 'string', format: 'uri' },
+        },
+      },
+      Error: {
+        type: 'object',
+        required: ['name', 'reason', 'message', 'code'],
+        properties: {
+          name: { type: 'string' },
+          reason: { type: 'string' },
+          message: { type: 'string' },
+          code: { type: 'integer' },
+          info: { type: 'object' },
+        },
+      },
+      ErrorEnvelope: { type: 'object', required: ['error'], properties: { error: ref('Error') } },
+      ImportError: {
+        type: 'object',
+        required: ['error'],
+        properties: { error: { type: 'string', description: 'What is wrong with the request' } },
+      },
+    },
+  },
+  security: [{ adminJwt: [] }],
+  paths: {
+    '/_api/admin/users/import': {
+      post: {
+        summary: 'Start an import (HTTPS only; body at most 500000 bytes)',
+        parameters: [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description: 'Sent again with the same key, the request answers the task the first one created',
+            schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,200}$' },
+          },
+        ],
+        requestBody: { required: true, content: json(ref('ImportRequest')) },
+        responses: {
+          '200': { description: 'The pending task', content: json(ref('CreatedTask')) },
+          '400': { description: 'A malformed request, or not HTTPS', content: json(ref('ImportError')) },
+          '413': { description: 'Body over 500000 bytes', content: json(ref('ImportError')) },
+          '429': errorResponse('Too many records of pending imports (ImportBacklogFull), with Retry-After'),
+          ...common,
+        },
+      },
+    },
+    '/_api/admin/users/import/{id}': {
+      get: {
+        summary: 'Read an import task: progress, then summary and details',
+        parameters: [taskId('userimport')],
+        responses: {
+          '200': { description: 'The task', content: json(ref('TaskStatus')) },
+          '400': { description: 'A malformed task id', content: json(ref('ImportError')) },
+          '404': errorResponse('No such task (TaskNotFound)'),
+          ...common,
+        },
+      },
+    },
+    '/_api/admin/users/export': {
+      post: {
+        summary: 'Start an export',
+        requestBody: { required: true, content: json(ref('ExportRequest')) },
+        responses: {
+          '200': { description: 'The pending task', content: json(ref('CreatedTask')) },
+          '400': errorResponse(
+            'An invalid request (Invalid/ValidationFailed, UserExportNonUniqueFieldNames)',
+          ),
+          '429': errorResponse('An export is running, or the UserExport rate limit is reached'),
+          '500': errorResponse('Export is disabled (UserExportDisabled)'),
+          ...common,
+        },
+      },
+    },
+    '/_api/admin/users/export/{id}': {
+      get: {
+        summary: 'Read an export task: progress, then a fresh signed download_url',
+        parameters: [taskId('userexport')],
+        responses: {
+          '200': { description: 'The task', content: json(ref('TaskStatus')) },
+          '404': errorResponse('No such task (TaskNotFound)'),
+          ...common,
+        },
+      },
+      delete: {
+        summary: 'Cancel a pending export (it ends Cancelled)',
+        parameters: [taskId('userexport')],
+        responses: {
+          '200': { description: 'The task, completed', content: json(ref('TaskStatus')) },
+          '404': errorResponse('No such task (TaskNotFound)'),
+          ...common,
+        },
+      },
+    },
+    '/_api/admin/graphql': {
+      get: {
+        summary: 'GraphQL over HTTP (queries): the lookups; the schema is schemas/admin.graphql',
+        parameters: [{ name: 'query', in: 'query', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'A GraphQL response' }, ...common },
+      },
+      post: {
+        summary: 'GraphQL over HTTP: the lookups and the role and group mutations',
+        requestBody: {
+          required: true,
+          content: json({
+            type: 'object',
+            required: ['query'],
+            properties: {
+              query: { type: 'string' },
+              variables: { type: 'object' },
+              operationName: { type: 'string' },
+            },
+          }),
+        },
+        responses: { '200': { description: 'A GraphQL response' }, ...common },
+      },
+    },
+    '/_api/admin/openapi.json': {
+      get: {
+        summary: 'This document',
+        security: [],
+        responses: { '200': { description: 'The OpenAPI document', content: json({ type: 'object' }) } },
+      },
+    },
+    '/healthz': {
+      get: { summary: 'The process is alive', security: [], responses: { '200': { description: 'Alive' } } },
+    },
+    '/readyz': {
+      get: {
+        summary: 'Postgres, the bus and the blob store answer',
+        security: [],
+        responses: {
+          '200': { description: 'Ready' },
+          '503': { description: 'Naming the parts that do not answer' },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        summary: 'Prometheus metrics',
+        security: [],
+        responses: { '200': { description: 'Text format' } },
+      },
+    },
+  },
+} as const;
