@@ -8,12 +8,14 @@ import { testDatabaseUrl } from './database.js';
  * Real `make pipeline` worker processes on a test schema, for tests that kill one. Each is
  * SIGKILLed after the describe block if still alive.
  */
-export function useWorkerProcesses(schema: string): (env: Record<string, string>) => ChildProcess {
+export function useWorkerProcesses(
+  schema: string,
+): (env: Record<string, string>, options?: { output?: boolean }) => ChildProcess {
   const workers: ChildProcess[] = [];
   after(() => {
     for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
   });
-  return (env) => {
+  return (env, { output = false } = {}) => {
     const url = new URL(testDatabaseUrl());
     url.searchParams.set('options', `-c search_path=${schema}`);
     const worker = spawn(process.execPath, ['--import', 'tsx', 'pipeline/main.ts'], {
@@ -25,7 +27,8 @@ export function useWorkerProcesses(schema: string): (env: Record<string, string>
         PIPELINE_HTTP_PORT: '0', // several workers run at once
         ...env,
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      // With `output`, its log lines (stdout) can be read by the test.
+      stdio: ['ignore', output ? 'pipe' : 'ignore', 'inherit'],
     });
     workers.push(worker);
     return worker;
