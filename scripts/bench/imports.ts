@@ -21,7 +21,7 @@ const ROLES = ['bench_reader', 'bench_writer'];
 const WARM_UP_RECORD = { email: 'warm-up@example.com' };
 
 /** Record i of the bench: bcrypt hash, email and username login ids, two roles, a custom attribute. */
-function record(i: number): Record<string, unknown> {
+export function record(i: number): Record<string, unknown> {
   return {
     email: `import${i}@example.com`,
     preferred_username: `import${i}`,
@@ -64,8 +64,8 @@ export async function freshSchema(url: string, schema: string): Promise<Pool> {
   return pool;
 }
 
-/** The same rows as the import writes, loaded with COPY into the same indexed tables. */
-async function rawCopy(pool: Pool): Promise<number> {
+/** The same rows as the import writes (`count` records), loaded with COPY into the same indexed tables. */
+export async function rawCopy(pool: Pool, count = RECORDS): Promise<number> {
   const roleIds = (await pool.query<{ id: string }>('SELECT id FROM roles ORDER BY key')).rows.map(
     (r) => r.id,
   );
@@ -74,7 +74,7 @@ async function rawCopy(pool: Pool): Promise<number> {
   const authenticators: string[] = [];
   const links: string[] = [];
   const N = '\\N';
-  for (let i = 0; i < RECORDS; i++) {
+  for (let i = 0; i < count; i++) {
     const id = randomUUID();
     const email = `import${i}@example.com`;
     const username = `import${i}`;
@@ -106,7 +106,7 @@ async function rawCopy(pool: Pool): Promise<number> {
   } finally {
     client.release();
   }
-  return RECORDS / (Number(process.hrtime.bigint() - started) / 1e9);
+  return count / (Number(process.hrtime.bigint() - started) / 1e9);
 }
 
 /** 100,000 records through HTTP -> Kafka -> worker -> Postgres, beside raw COPY of the same rows. */

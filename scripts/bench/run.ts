@@ -6,6 +6,7 @@ import { benchExports } from './exports.js';
 import { benchImport } from './imports.js';
 import { benchLookups } from './lookups.js';
 import { report } from './report.js';
+import { benchUserctl } from './userctl.js';
 
 const url = process.env.BENCH_DATABASE_URL;
 const brokers = process.env.BENCH_KAFKA_BROKERS;
@@ -14,7 +15,7 @@ if (!url || !brokers || !blobs)
   throw new Error(
     'BENCH_DATABASE_URL, BENCH_KAFKA_BROKERS or BENCH_AZURE_STORAGE_CONNECTION_STRING is not set: run `make bench`',
   );
-// "lookups", "export", "import" or "api-memory": one section, for development.
+// "lookups", "export", "import", "userctl" or "api-memory": one section, for development.
 const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -30,5 +31,6 @@ if (only === undefined || only === 'lookups' || only === 'export') {
   }
 }
 if (only === undefined || only === 'import') rows.push(...(await benchImport(url, brokers, log)));
+if (only === undefined || only === 'userctl') rows.push(...(await benchUserctl(url, brokers, log)));
 if (only === undefined || only === 'api-memory') rows.push(...(await benchApiMemory(url, brokers, log)));
 report(rows);
