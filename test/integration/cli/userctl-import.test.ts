@@ -126,6 +126,23 @@ describe('userctl import', function () {
     expect(grace.rows).to.deep.equal([{ is_disabled: true }]);
   });
 
+  it('reads a JSON array of records', async () => {
+    const file = path.join(dir, 'people.json');
+    writeFileSync(
+      file,
+      JSON.stringify([{ email: 'json-1@cli.test' }, 'not an object', { email: 'json-2@cli.test' }]),
+    );
+    const run = await userctl(['import', file], env());
+    expect(run.code, run.stderr).to.equal(1);
+    const results = readResults(`${file}.results.ndjson`);
+    expect(results.map((r) => [r.position, r.outcome])).to.deep.equal([
+      [0, 'inserted'],
+      [1, 'failed'],
+      [2, 'inserted'],
+    ]);
+    expect(results[1]?.errors?.[0]?.reason).to.equal('UnreadableRecord');
+  });
+
   it('exits 0 when every record succeeded', async () => {
     const file = ndjsonFile(dir, 'small', 50, new Set());
     const run = await userctl(['import', file], env());
