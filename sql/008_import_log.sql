@@ -48,7 +48,8 @@ CREATE TABLE import_replays (
   upsert        boolean,
   end_offsets   jsonb NOT NULL,
   next_offsets  jsonb NOT NULL,
-  messages      integer NOT NULL DEFAULT 0,
+  -- Tasks created so far, and their records.
+  tasks         integer NOT NULL DEFAULT 0,
   records       integer NOT NULL DEFAULT 0,
   created_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
   finished_at   timestamptz

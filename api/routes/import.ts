@@ -41,11 +41,11 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
         `/identifier: login id key ${KEY_OF_ATTRIBUTE[request.identifier]} is not enabled`,
       );
     }
-    await refuseWhenBacklogged(pool, config.project.id, config.importPendingRecordsLimit);
     const idempotencyKey = ctx.get('idempotency-key');
     if (idempotencyKey && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new ImportRequestError(400, 'Idempotency-Key must be 1 to 200 visible ASCII characters');
     }
+    await refuseWhenBacklogged(pool, config.project.id, config.importPendingRecordsLimit);
     const task = await createImportTask(pool, {
       ...(idempotencyKey ? { idempotencyKey } : {}),
       requestedBy: requestedBy(ctx),

@@ -124,6 +124,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
     }
     figures.sent += chunk.positions.length;
     const status = await followTask(client, taskId, (processed) => {
+      if (failure !== undefined) throw failure;
       inFlight.set(chunk.index, { processed, bytesEnd });
       show();
     });
@@ -137,12 +138,19 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
 
   const ticker = setInterval(show, 1_000);
   let completed = false;
+  // The first failure stops every sender: none takes another request or polls on.
+  let failure: unknown;
   try {
     await Promise.all(
       Array.from({ length: options.concurrency }, async () => {
-        for (let chunk = await nextChunk(); chunk; chunk = await nextChunk()) {
-          if (chunk.index < state.flushed) continue; // its results are written: done in an earlier run
-          await runChunk(chunk);
+        try {
+          for (let chunk = await nextChunk(); chunk && failure === undefined; chunk = await nextChunk()) {
+            if (chunk.index < state.flushed) continue; // its results are written: done in an earlier run
+            await runChunk(chunk);
+          }
+        } catch (err) {
+          failure ??= err;
+          throw err;
         }
       }),
     );

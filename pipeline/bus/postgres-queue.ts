@@ -16,8 +16,8 @@ import type { ImportLog, TaskBus, TaskHandler } from './bus.js';
 
 /** How long an idle worker waits between looks at the queue. */
 const IDLE_POLL_MS = 250;
-/** Logged messages read per query by a replay. */
-const LOG_PAGE = 50;
+/** Logged messages read per query by a replay (each up to a whole import request). */
+const LOG_PAGE = 8;
 /** The embedded queue's one partition. */
 const PARTITION = '0';
 

@@ -8,7 +8,8 @@ export interface ReplayRow {
   readonly id: string;
   readonly end_offsets: LogOffsets;
   readonly next_offsets: LogOffsets;
-  readonly messages: number;
+  /** Tasks created so far, and their records. */
+  readonly tasks: number;
   readonly records: number;
 }
 
@@ -20,7 +21,7 @@ export interface ReplayKey {
   readonly upsert: boolean | null;
 }
 
-const COLUMNS = 'id, end_offsets, next_offsets, messages, records';
+const COLUMNS = 'id, end_offsets, next_offsets, tasks, records';
 
 /** The unfinished replay of this request, if one was interrupted. */
 export async function findOpenReplay(db: Queryable, key: ReplayKey): Promise<ReplayRow | undefined> {
@@ -59,19 +60,19 @@ export async function lockReplay(client: PoolClient, id: string): Promise<LogOff
   return rows[0]?.next_offsets ?? {};
 }
 
-/** Moves a partition past a message, counting it (and its records when it made a task). */
+/** Moves a partition past a message that made a task of `records` records. */
 export async function advanceReplay(
   client: PoolClient,
   id: string,
   partition: string,
   next: string,
-  counts: { messages: number; records: number },
+  records: number,
 ): Promise<void> {
   await client.query(
     `UPDATE import_replays SET next_offsets = jsonb_set(next_offsets, ARRAY[$2], to_jsonb($3::text)),
-            messages = messages + $4, records = records + $5
+            tasks = tasks + 1, records = records + $4
       WHERE id = $1`,
-    [id, partition, next, counts.messages, counts.records],
+    [id, partition, next, records],
   );
 }
 

@@ -105,7 +105,7 @@ export async function replayImports(
   const counts = {
     messages: 0,
     messages_total: await log.count(from, to),
-    tasks: open?.messages ?? 0,
+    tasks: open?.tasks ?? 0,
     records: open?.records ?? 0,
     skipped: 0,
   };
@@ -137,8 +137,8 @@ export async function replayImports(
     }
     const loggedRequest = logged.request;
     const made = await withTransaction(pool, async (client) => {
-      const next = await lockReplay(client, replayId);
-      if (BigInt(message.offset) < BigInt(next[message.partition] ?? '0')) return undefined; // done before
+      const position = await lockReplay(client, replayId);
+      if (BigInt(message.offset) < BigInt(position[message.partition] ?? '0')) return undefined; // done before
       const task = await createImportTask(client, {
         project: target.project,
         identifier: loggedRequest.identifier,
@@ -146,10 +146,8 @@ export async function replayImports(
         records: loggedRequest.records,
         replayOf: logged.task_id,
       });
-      await advanceReplay(client, replayId, message.partition, (BigInt(message.offset) + 1n).toString(), {
-        messages: 1,
-        records: loggedRequest.records.length,
-      });
+      const next = (BigInt(message.offset) + 1n).toString();
+      await advanceReplay(client, replayId, message.partition, next, loggedRequest.records.length);
       return task;
     });
     if (made) {
