@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream, writeFileSync } from 'node:fs';
+import { createWriteStream, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generate } from 'selfsigned';
@@ -59,6 +59,8 @@ export async function benchUserctl(
 
   const file = path.resolve('.bench/userctl-users.ndjson');
   await writeRecords(file);
+  // A journal and results of an earlier run name another file: this run starts afresh.
+  for (const old of [`${file}.state`, `${file}.results.ndjson`]) rmSync(old, { force: true });
   const pool = await freshSchema(databaseUrl, 'bench_userctl');
   const port = benchPort();
   const { jwksFile, token } = await benchAdminKeys('userctl', port);
