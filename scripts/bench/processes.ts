@@ -45,7 +45,11 @@ async function spawnUntilReady(
   env: NodeJS.ProcessEnv,
   ready: string,
 ): Promise<BenchProcess> {
-  const child: ChildProcess = spawn(process.execPath, nodeArgs, {
+  // BENCH_CPU_PROF_DIR: each service process writes a V8 CPU profile there when it stops.
+  const profile = process.env.BENCH_CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+    : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, ...nodeArgs], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
