@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { sweepQueueLog } from '../../../pipeline/db/task-queue.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { sweepExpiredTasks } from '../../../pipeline/retention.js';
 import { adminToken } from '../../support/admin-api.js';
@@ -123,5 +124,23 @@ describe('import requests (POST and GET /_api/admin/users/import)', function () 
       [done.id],
     );
     expect(rows).to.deep.equal([{ tasks: 0, details: 0 }]);
+
+    // The import log (the embedded queue) keeps the request past its task, for its own retention.
+    const logged = async () =>
+      (
+        await service
+          .db()
+          .query('SELECT processed_at IS NOT NULL AS processed FROM task_queue WHERE task_id = $1', [done.id])
+      ).rows;
+    expect(await logged()).to.deep.equal([{ processed: true }]);
+    expect(await sweepQueueLog(service.db(), 3600)).to.equal(0);
+    expect(await logged()).to.have.length(1);
+    await service
+      .db()
+      .query(`UPDATE task_queue SET processed_at = processed_at - interval '2 hours' WHERE task_id = $1`, [
+        done.id,
+      ]);
+    expect(await sweepQueueLog(service.db(), 3600)).to.equal(1);
+    expect(await logged()).to.deep.equal([]);
   });
 });
