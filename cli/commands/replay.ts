@@ -26,6 +26,8 @@ const EXIT_INTERRUPTED = 130;
  * the running service apply the tasks.
  */
 export async function replay(options: ReplayOptions): Promise<number> {
+  const from = pointOf('FROM', options.from);
+  const to = options.to ? pointOf('TO', options.to) : undefined;
   const config = loadConfig();
   const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
   const pool = createPool({
@@ -52,8 +54,8 @@ export async function replay(options: ReplayOptions): Promise<number> {
         project: config.project.id,
       },
       {
-        from: pointOf('FROM', options.from),
-        ...(options.to ? { to: pointOf('TO', options.to) } : {}),
+        from,
+        ...(to ? { to } : {}),
         ...(options.upsert ? { upsert: true } : {}),
         dryRun: options.dryRun,
       },
