@@ -103,6 +103,27 @@ describe('embedded default (smoke)', function () {
     expect(res.status).to.equal(200);
   });
 
+  it('exports to the embedded Azurite and serves the file through its signed URL', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const base = `http://localhost:${port}/_api/admin/users/export`;
+    const created = await fetch(base, {
+      method: 'POST',
+      headers,
+      body: '{"format":"csv","csv":{"fields":[{"pointer":"/sub"}]}}',
+    });
+    expect(created.status).to.equal(200);
+    const { id } = (await created.json()) as { id: string };
+    let status: { status?: string; download_url?: string } = {};
+    for (let i = 0; i < 200 && status.status !== 'completed'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await (await fetch(`${base}/${id}`, { headers })).json()) as typeof status;
+    }
+    expect(status.download_url).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${azuritePort}/`));
+    const file = await fetch(status.download_url as string);
+    expect(await file.text()).to.equal('sub\n');
+  });
+
+  // After the export test, which expects the project empty.
   it('serves the import endpoints over HTTPS with a self-signed certificate made in the data folder', async () => {
     const ca = readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8');
     const dispatcher = new Agent({ connect: { ca } });
@@ -124,26 +145,6 @@ describe('embedded default (smoke)', function () {
     });
     expect(plain.status).to.equal(400);
     await dispatcher.close();
-  });
-
-  it('exports to the embedded Azurite and serves the file through its signed URL', async () => {
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const base = `http://localhost:${port}/_api/admin/users/export`;
-    const created = await fetch(base, {
-      method: 'POST',
-      headers,
-      body: '{"format":"csv","csv":{"fields":[{"pointer":"/sub"}]}}',
-    });
-    expect(created.status).to.equal(200);
-    const { id } = (await created.json()) as { id: string };
-    let status: { status?: string; download_url?: string } = {};
-    for (let i = 0; i < 200 && status.status !== 'completed'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      status = (await (await fetch(`${base}/${id}`, { headers })).json()) as typeof status;
-    }
-    expect(status.download_url).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${azuritePort}/`));
-    const file = await fetch(status.download_url as string);
-    expect(await file.text()).to.equal('sub\n');
   });
 
   it('refuses to start on a data folder whose Postgres is running, saying which process holds it', async () => {
