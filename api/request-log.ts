@@ -52,15 +52,16 @@ export function requestLog(log: Logger): Middleware {
 
 /** The logger of a request: its lines carry the request id and, once authenticated, the admin. */
 export function requestLogger(ctx: Context, fallback?: Logger): Logger {
-  const state = ctx.state as RequestState;
-  const base = state.log ?? fallback;
-  if (!base) throw new Error('requestLog must come first in the middleware chain');
-  return state.admin ? base.child({ admin: state.admin }) : base;
+  const log = (ctx.state as RequestState).log ?? fallback;
+  if (!log) throw new Error('requestLog must come first in the middleware chain');
+  return log;
 }
 
-/** Records the acting admin (the admin JWT's `sub`) of a request. */
+/** Records the acting admin (the admin JWT's `sub`) of a request, on its later log lines too. */
 export function setActingAdmin(ctx: Context, admin: string): void {
-  (ctx.state as RequestState).admin = admin;
+  const state = ctx.state as RequestState;
+  state.admin = admin;
+  if (state.log) state.log = state.log.child({ admin });
 }
 
 /** The request that asks for a task, as the task's log lines name it. */

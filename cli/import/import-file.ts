@@ -53,17 +53,15 @@ const POLL_MS = 500;
  * record succeeded, 1 when some failed.
  */
 export async function importFile(client: ServiceClient, options: ImportFileOptions): Promise<number> {
-  const state = ImportState.open(
-    options.stateFile,
-    ImportState.runOf(options.file, options.identifier, options.upsert),
-  );
+  const run = ImportState.runOf(options.file, options.identifier, options.upsert);
+  const state = ImportState.open(options.stateFile, run);
   const results = openSync(options.resultsFile, state.resumed ? 'r+' : 'w');
   ftruncateSync(results, state.resultsBytes); // drop lines written after the last journaled request
   let resultsBytes = state.resultsBytes;
   const counts: OutcomeCounts = { ...state.counts };
   const input = await openRecords(options.file, options.format);
   const chunks = requestChunks(input.records, options)[Symbol.asyncIterator]();
-  const totalBytes = Math.max(ImportState.runOf(options.file, options.identifier, options.upsert).size, 1);
+  const totalBytes = Math.max(run.size, 1);
 
   const progress = progressOnStderr('import');
   const started = Date.now();

@@ -69,26 +69,20 @@ export function kafkaBus(
   function ensureTopic(kind: TaskKind): Promise<void> {
     let ready = topics.get(kind);
     if (!ready) {
-      ready = (async () => {
-        const admin = kafka.admin();
-        await admin.connect();
-        try {
-          const topic = taskTopic(prefix, kind);
-          const configEntries = topicConfig(kind);
-          const created = await admin.createTopics({
-            topics: [{ topic, numPartitions: 4, configEntries }],
-            waitForLeaders: true,
+      ready = withAdmin(async (admin) => {
+        const topic = taskTopic(prefix, kind);
+        const configEntries = topicConfig(kind);
+        const created = await admin.createTopics({
+          topics: [{ topic, numPartitions: 4, configEntries }],
+          waitForLeaders: true,
+        });
+        if (!created) {
+          await admin.alterConfigs({
+            validateOnly: false,
+            resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries }],
           });
-          if (!created) {
-            await admin.alterConfigs({
-              validateOnly: false,
-              resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries }],
-            });
-          }
-        } finally {
-          await admin.disconnect();
         }
-      })();
+      });
       ready.catch(() => topics.delete(kind));
       topics.set(kind, ready);
     }

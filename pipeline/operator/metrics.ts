@@ -52,6 +52,14 @@ export function watchTasks(db: Queryable): void {
   taskSource = db;
 }
 
+const queueDepth = new Gauge({
+  name: 'users_task_queue_depth',
+  help: 'Tasks waiting for a worker (pending, not started), by kind',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+// One query per scrape sets both gauges: the queue depth is the tasks' `pending` state.
 new Gauge({
   name: 'users_tasks',
   help: 'Tasks kept, by kind and state (pending: not started yet; running; completed; failed)',
@@ -59,22 +67,11 @@ new Gauge({
   registers: [registry],
   async collect() {
     this.reset();
-    if (!taskSource) return;
-    for (const row of await countTasksByState(taskSource))
-      this.set({ kind: row.kind, state: row.state }, row.n);
-  },
-});
-
-new Gauge({
-  name: 'users_task_queue_depth',
-  help: 'Tasks waiting for a worker (pending, not started), by kind',
-  labelNames: ['kind'] as const,
-  registers: [registry],
-  async collect() {
-    this.reset();
+    queueDepth.reset();
     if (!taskSource) return;
     for (const row of await countTasksByState(taskSource)) {
-      if (row.state === 'pending') this.set({ kind: row.kind }, row.n);
+      this.set({ kind: row.kind, state: row.state }, row.n);
+      if (row.state === 'pending') queueDepth.set({ kind: row.kind }, row.n);
     }
   },
 });
