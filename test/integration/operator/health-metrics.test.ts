@@ -62,6 +62,9 @@ describe('health, readiness, metrics and request ids', function () {
       );
       expect(back.status, back.text).to.equal(200);
     }
+    // The next test reads the API process's own metrics and log: this worker must not take its task.
+    workerProcess.kill('SIGTERM');
+    await new Promise((resolve) => workerProcess.once('exit', resolve));
   });
 
   it('moves the records and tasks metrics after an import, whose log lines name the request and the admin', async () => {
