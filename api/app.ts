@@ -8,6 +8,8 @@ import type { Pool } from '../pipeline/db/pool.js';
 import type { Logger } from '../pipeline/log.js';
 import type { ServiceDependencies } from '../pipeline/operator/health.js';
 import { OPERATOR_PATHS, operatorAnswer } from '../pipeline/operator/operator-http.js';
+import { postgresUserSearch } from '../pipeline/search/postgres-user-search.js';
+import type { UserSearchIndex } from '../pipeline/search/user-search.js';
 import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
 import { openApiDocument } from '../schemas/openapi.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
@@ -31,6 +33,8 @@ export interface AppDependencies {
   readonly log: Logger;
   /** The task bus, for `/readyz`. */
   readonly bus?: TaskBus | undefined;
+  /** The index behind `users(searchKeyword)`: ClickHouse when configured; Postgres by default. */
+  readonly search?: UserSearchIndex | undefined;
 }
 
 /** `/healthz`, `/readyz` and `/metrics`, for probes and scrapers: no Host check, no token. */
@@ -58,6 +62,7 @@ export function createApp({
   adminJwks,
   log,
   bus,
+  search = postgresUserSearch(db),
 }: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
   const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
@@ -66,7 +71,12 @@ export function createApp({
   router.get('/_api/admin/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
   });
-  router.all('/_api/admin/graphql', ...admin, jsonBody('1mb'), graphqlHandler(db, config.project, log));
+  router.all(
+    '/_api/admin/graphql',
+    ...admin,
+    jsonBody('1mb'),
+    graphqlHandler(db, config.project, search, log),
+  );
 
   app.use(requestLog(log));
   app.use(operatorPaths({ pool: db, bus, blobs }));

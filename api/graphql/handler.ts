@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { ProjectConfig } from '../../pipeline/config.js';
 import type { Queryable } from '../../pipeline/db/pool.js';
 import type { Logger } from '../../pipeline/log.js';
+import type { UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { toApiError } from '../errors.js';
 import { compiledExecute } from './compiled-execute.js';
 import type { GraphQLContext } from './context.js';
@@ -21,10 +22,15 @@ const MAX_CACHED_DOCUMENT_LENGTH = 8 * 1024;
  * vocabulary carry `extensions: {errorName, reason, info?}`; any other error is masked as an
  * InternalError and logged, so no SQL text or stack reaches the caller.
  */
-export function graphqlHandler(db: Queryable, project: ProjectConfig, log: Logger): Middleware {
+export function graphqlHandler(
+  db: Queryable,
+  project: ProjectConfig,
+  search: UserSearchIndex,
+  log: Logger,
+): Middleware {
   const documents = new LRUCache<string, DocumentNode>({ max: MAX_CACHED_DOCUMENTS });
   const validated = new WeakSet<DocumentNode>();
-  const context: GraphQLContext = { db, lookups: userLookups(db), project };
+  const context: GraphQLContext = { db, lookups: userLookups(db), project, search };
 
   return createHandler<GraphQLContext>({
     schema: adminSchema,

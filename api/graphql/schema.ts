@@ -1,14 +1,25 @@
-import { GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
-import { createKeyed, type KeyedKind } from '../../pipeline/db/roles-groups.js';
+import {
+  GraphQLInputObjectType,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+} from 'graphql';
+import { createKeyed, type KeyedInput, type KeyedKind } from '../../pipeline/db/roles-groups.js';
 import type { GraphQLContext } from './context.js';
+import { GroupType, IdentityType, listOf, nonNull, RoleType } from './entity-types.js';
 import { loginIdArguments, oauthArguments, standardAttributeArguments } from './lookup-arguments.js';
-import { GroupType, listOf, nonNull, RoleType, UserType } from './user-type.js';
+import { nodeFields } from './node-fields.js';
+import { usersField } from './user-list.js';
+import { UserType } from './user-type.js';
 
 const requiredString = { type: new GraphQLNonNull(GraphQLString) };
 
 const Query = new GraphQLObjectType<unknown, GraphQLContext>({
   name: 'Query',
   fields: {
+    ...nodeFields,
+    users: usersField,
     getUsersByStandardAttribute: {
       type: listOf(UserType),
       description:
@@ -52,26 +63,43 @@ const Query = new GraphQLObjectType<unknown, GraphQLContext>({
   },
 });
 
-const createKeyedField = (kind: KeyedKind, type: typeof RoleType) => ({
-  type: nonNull(type),
-  args: { key: requiredString, name: { type: GraphQLString } },
-  resolve: (_root: unknown, args: { key: string; name?: string | null }, { db }: GraphQLContext) =>
-    createKeyed(db, kind, args.key, args.name ?? null),
-});
+/** Authgear's createRole / createGroup: `(input: {key, name, description})` -> `{role}` / `{group}`. */
+function createKeyedField(kind: KeyedKind, type: typeof RoleType) {
+  const Name = type.name;
+  const input = new GraphQLInputObjectType({
+    name: `Create${Name}Input`,
+    fields: {
+      key: { type: requiredString.type, description: `The key of the ${kind}.` },
+      name: { type: GraphQLString, description: `The optional name of the ${kind}.` },
+      description: { type: GraphQLString, description: `The optional description of the ${kind}.` },
+    },
+  });
+  const payload = new GraphQLObjectType({
+    name: `Create${Name}Payload`,
+    fields: { [kind]: { type: nonNull(type) } },
+  });
+  return {
+    type: nonNull(payload),
+    description: `Creates a ${kind} that imports can assign.`,
+    args: { input: { type: nonNull(input) } },
+    resolve: async (_root: unknown, args: { input: KeyedInput }, { db }: GraphQLContext) => ({
+      [kind]: await createKeyed(db, kind, args.input),
+    }),
+  };
+}
 
 const Mutation = new GraphQLObjectType<unknown, GraphQLContext>({
   name: 'Mutation',
   fields: {
-    createRole: {
-      ...createKeyedField('role', RoleType),
-      description: 'Creates a role that imports can assign.',
-    },
-    createGroup: {
-      ...createKeyedField('group', GroupType),
-      description: 'Creates a group that imports can assign.',
-    },
+    createRole: createKeyedField('role', RoleType),
+    createGroup: createKeyedField('group', GroupType),
   },
 });
 
-/** The administrative graph interface of spec 4.5. */
-export const adminSchema = new GraphQLSchema({ query: Query, mutation: Mutation });
+/** The administrative graph interface of spec 4.5, in the shapes of Authgear's admin schema. */
+export const adminSchema = new GraphQLSchema({
+  query: Query,
+  mutation: Mutation,
+  // Reached only through the Node interface or a connection: listed so node(id:) can answer them.
+  types: [UserType, RoleType, GroupType, IdentityType],
+});

@@ -1,101 +1,119 @@
-import {
-  GraphQLBoolean,
-  GraphQLID,
-  GraphQLList,
-  GraphQLNonNull,
-  type GraphQLNullableType,
-  GraphQLObjectType,
-  GraphQLScalarType,
-  GraphQLString,
-} from 'graphql';
-import type {
-  KeyedRecord,
-  LoginIdRecord,
-  OAuthConnectionRecord,
-  UserRecord,
-} from '../../pipeline/db/lookup-records.js';
+import { GraphQLBoolean, GraphQLID, GraphQLObjectType, type GraphQLScalarType, GraphQLString } from 'graphql';
+import type { UserRecord } from '../../pipeline/db/lookup-records.js';
+import { connectionType, listConnection, pageArguments } from './connections.js';
 import type { GraphQLContext } from './context.js';
+import {
+  ClaimType,
+  EntityInterface,
+  GroupType,
+  type IdentityRecord,
+  IdentityType,
+  IdentityTypeEnum,
+  listOf,
+  NodeInterface,
+  nonNull,
+  RoleType,
+} from './entity-types.js';
+import { DateTimeType, UserCustomAttributesType, UserStandardAttributesType } from './scalars.js';
 
-export const nonNull = <T extends GraphQLNullableType>(t: T) => new GraphQLNonNull(t);
-export const listOf = <T extends GraphQLNullableType>(t: T) => nonNull(new GraphQLList(nonNull(t)));
+export const RoleConnectionType = connectionType(RoleType);
+export const GroupConnectionType = connectionType(GroupType);
+const IdentityConnectionType = connectionType(IdentityType);
 
-/** A JSON object: attributes and claims, whose members depend on the user and the provider. */
-export const JSONObjectType = new GraphQLScalarType({
-  name: 'JSONObject',
-  description: 'A JSON object.',
-});
+const loginIds = (u: UserRecord): IdentityRecord[] =>
+  u.login_ids.map((l) => ({ ...l, identity_type: 'LOGIN_ID' as const }));
+const oauthConnections = (u: UserRecord): IdentityRecord[] =>
+  u.oauth_connections.map((c) => ({ ...c, identity_type: 'OAUTH' as const }));
 
-/** RFC 3339 timestamp in UTC with fractional seconds. */
-export const DateTimeType = new GraphQLScalarType<Date, string>({
-  name: 'DateTime',
-  description: 'RFC 3339 timestamp in UTC with fractional seconds.',
-  serialize: (value) => (value as Date).toISOString(),
-});
+type Attributes = Readonly<Record<string, unknown>>;
+const text = (a: Attributes, name: string) =>
+  typeof a[name] === 'string' && a[name] !== '' ? (a[name] as string) : undefined;
 
-const keyedType = (name: 'Role' | 'Group') =>
-  new GraphQLObjectType<KeyedRecord, GraphQLContext>({
-    name,
-    fields: {
-      id: { type: nonNull(GraphQLID) },
-      key: { type: nonNull(GraphQLString) },
-      name: { type: GraphQLString },
-    },
-  });
-
-export const RoleType = keyedType('Role');
-export const GroupType = keyedType('Group');
-
-const LoginIDType = new GraphQLObjectType<LoginIdRecord, GraphQLContext>({
-  name: 'LoginID',
-  fields: {
-    key: { type: nonNull(GraphQLString) },
-    type: { type: nonNull(GraphQLString) },
-    value: { type: nonNull(GraphQLString), description: 'Normalized value.' },
-    originalValue: { type: nonNull(GraphQLString), resolve: (l) => l.original_value },
-  },
-});
-
-const OAuthConnectionType = new GraphQLObjectType<OAuthConnectionRecord, GraphQLContext>({
-  name: 'OAuthConnection',
-  fields: {
-    providerAlias: { type: nonNull(GraphQLString), resolve: (c) => c.provider_alias },
-    providerType: { type: nonNull(GraphQLString), resolve: (c) => c.provider_type },
-    subjectID: { type: nonNull(GraphQLString), resolve: (c) => c.subject_id },
-    claims: {
-      type: nonNull(JSONObjectType),
-      description: 'Provider claims, and the oauth/* members under the claims namespace (spec 2.5).',
-      resolve: (c, _args, { project }) => oauthClaims(c, project.claimsNamespace),
-    },
-  },
-});
-
-/** The claims of an OAuth connection as spec 2.5 shows them. */
-export function oauthClaims(c: OAuthConnectionRecord, namespace: string): Record<string, unknown> {
-  return {
-    ...c.claims,
-    [`${namespace}/oauth/profile`]: c.profile,
-    [`${namespace}/oauth/provider_alias`]: c.provider_alias,
-    [`${namespace}/oauth/provider_type`]: c.provider_type,
-    [`${namespace}/oauth/subject_id`]: c.subject_id,
-  };
+/** The user's name as Authgear formats it: `name`, else given, middle and family names, else the nickname. */
+export function formattedName(a: Attributes): string | null {
+  const parts = ['given_name', 'middle_name', 'family_name'].map((n) => text(a, n)).filter(Boolean);
+  return text(a, 'name') ?? (parts.length > 0 ? parts.join(' ') : undefined) ?? text(a, 'nickname') ?? null;
 }
+
+/** The account id an end user knows: the email, else the username, else the phone number. */
+export function endUserAccountId(a: Attributes): string | null {
+  return text(a, 'email') ?? text(a, 'preferred_username') ?? text(a, 'phone_number') ?? null;
+}
+
+/** An account-state field this service does not manage: always its neutral value (DECISIONS.md). */
+const neutral = (type: GraphQLScalarType, value: false | null) => ({
+  type: value === false ? nonNull(type) : type,
+  description: 'Not managed by this service: always its neutral value.',
+  resolve: () => value,
+});
 
 export const UserType = new GraphQLObjectType<UserRecord, GraphQLContext>({
   name: 'User',
+  description: 'Authgear user',
+  interfaces: [EntityInterface, NodeInterface],
   fields: {
     id: { type: nonNull(GraphQLID) },
     createdAt: { type: nonNull(DateTimeType), resolve: (u) => u.created_at },
     updatedAt: { type: nonNull(DateTimeType), resolve: (u) => u.updated_at },
-    isDisabled: { type: nonNull(GraphQLBoolean), resolve: (u) => u.is_disabled },
-    standardAttributes: {
-      type: nonNull(JSONObjectType),
-      description: 'Standard attributes the user has, with updated_at in seconds since the epoch.',
-      resolve: (u) => u.standard_attributes,
+    lastLoginAt: {
+      type: DateTimeType,
+      description: 'The last login time of user',
+      resolve: (u) => u.last_login_at,
     },
-    customAttributes: { type: nonNull(JSONObjectType), resolve: (u) => u.custom_attributes },
-    loginIDs: { type: listOf(LoginIDType), resolve: (u) => u.login_ids },
-    oauthConnections: { type: listOf(OAuthConnectionType), resolve: (u) => u.oauth_connections },
-    roles: { type: listOf(RoleType) },
-    groups: { type: listOf(GroupType) },
+    isDisabled: { type: nonNull(GraphQLBoolean), resolve: (u) => u.is_disabled },
+    disableReason: neutral(GraphQLString, null),
+    isAnonymous: neutral(GraphQLBoolean, false),
+    isAnonymized: neutral(GraphQLBoolean, false),
+    isDeactivated: neutral(GraphQLBoolean, false),
+    temporarilyDisabledFrom: neutral(DateTimeType, null),
+    temporarilyDisabledUntil: neutral(DateTimeType, null),
+    accountValidFrom: neutral(DateTimeType, null),
+    accountValidUntil: neutral(DateTimeType, null),
+    deleteAt: neutral(DateTimeType, null),
+    anonymizeAt: neutral(DateTimeType, null),
+    endUserAccountID: {
+      type: GraphQLString,
+      description: 'The email, else the username, else the phone number.',
+      resolve: (u) => endUserAccountId(u.standard_attributes),
+    },
+    formattedName: {
+      type: GraphQLString,
+      description: "The user's formatted name",
+      resolve: (u) => formattedName(u.standard_attributes),
+    },
+    standardAttributes: { type: nonNull(UserStandardAttributesType), resolve: (u) => u.standard_attributes },
+    customAttributes: { type: nonNull(UserCustomAttributesType), resolve: (u) => u.custom_attributes },
+    verifiedClaims: { type: listOf(ClaimType), resolve: (u) => u.verified_claims },
+    loginIDs: { type: listOf(IdentityType), resolve: loginIds },
+    oauthConnections: { type: listOf(IdentityType), resolve: oauthConnections },
+    passkeys: { type: listOf(IdentityType), resolve: () => [] },
+    biometricRegistrations: { type: listOf(IdentityType), resolve: () => [] },
+    identities: {
+      type: IdentityConnectionType,
+      args: { ...pageArguments, identityType: { type: IdentityTypeEnum } },
+      resolve: (u, args: { first?: number; after?: string; identityType?: string }) =>
+        listConnection(
+          [...loginIds(u), ...oauthConnections(u)].filter(
+            (i) => !args.identityType || i.identity_type === args.identityType,
+          ),
+          args,
+        ),
+    },
+    roles: {
+      type: RoleConnectionType,
+      args: pageArguments,
+      resolve: (u, args) => listConnection(u.roles, args),
+    },
+    groups: {
+      type: GroupConnectionType,
+      args: pageArguments,
+      resolve: (u, args) => listConnection(u.groups, args),
+    },
+    effectiveRoles: {
+      type: RoleConnectionType,
+      description: 'The roles the user has: its own (groups carry no roles in this service).',
+      args: pageArguments,
+      resolve: (u, args) => listConnection(u.roles, args),
+    },
   },
 });

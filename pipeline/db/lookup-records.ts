@@ -3,24 +3,34 @@ export interface UserRecord {
   readonly id: string;
   readonly created_at: Date;
   readonly updated_at: Date;
+  readonly last_login_at: Date | null;
   readonly is_disabled: boolean;
   /** Stored standard attributes plus `email_verified`, `phone_number_verified` and `updated_at` (epoch s). */
   readonly standard_attributes: Readonly<Record<string, unknown>>;
   readonly custom_attributes: Readonly<Record<string, unknown>>;
   readonly login_ids: readonly LoginIdRecord[];
   readonly oauth_connections: readonly OAuthConnectionRecord[];
+  /** The claims (email, phone_number) verified with their values. */
+  readonly verified_claims: readonly { readonly name: string; readonly value: string }[];
   readonly roles: readonly KeyedRecord[];
   readonly groups: readonly KeyedRecord[];
 }
 
-export interface LoginIdRecord {
+/** What every identity has: its id and times (JSON text in a user record). */
+export interface IdentityEntity {
+  readonly id: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export interface LoginIdRecord extends IdentityEntity {
   readonly key: string;
   readonly type: string;
   readonly value: string;
   readonly original_value: string;
 }
 
-export interface OAuthConnectionRecord {
+export interface OAuthConnectionRecord extends IdentityEntity {
   readonly provider_alias: string;
   readonly provider_type: string;
   readonly subject_id: string;
@@ -33,7 +43,14 @@ export interface KeyedRecord {
   readonly id: string;
   readonly key: string;
   readonly name: string | null;
+  readonly description: string | null;
+  readonly created_at: Date | string;
+  readonly updated_at: Date | string;
 }
+
+/** The members of a role or a group, as SQL over `r` (a JSON object in a user record). */
+const KEYED_JSON = `json_build_object('id', r.id, 'key', r.key, 'name', r.name, 'description', r.description,
+                                      'created_at', r.created_at, 'updated_at', r.updated_at)`;
 
 /**
  * Whether the user's current email or phone number is verified: a verified claim of that name with
@@ -50,7 +67,7 @@ export function verifiedClaimSql(claim: 'email' | 'phone_number'): string {
  * correlated subquery on a user_id index, so a lookup stays one round trip.
  */
 export const USER_RECORD_COLUMNS = `
-  u.id, u.created_at, u.updated_at, u.is_disabled, u.custom_attributes,
+  u.id, u.created_at, u.updated_at, u.last_login_at, u.is_disabled, u.custom_attributes,
   u.standard_attributes
     || jsonb_strip_nulls(jsonb_build_object(
          'email_verified', ${verifiedClaimSql('email')},
@@ -58,15 +75,17 @@ export const USER_RECORD_COLUMNS = `
     || jsonb_build_object('updated_at', floor(extract(epoch FROM u.updated_at))::bigint)
     AS standard_attributes,
   (SELECT coalesce(json_agg(json_build_object(
-            'key', i.login_id_key, 'type', i.login_id_type, 'value', i.login_id, 'original_value', i.original_login_id)
+            'id', i.id, 'created_at', i.created_at, 'updated_at', i.updated_at, 'key', i.login_id_key, 'type', i.login_id_type, 'value', i.login_id, 'original_value', i.original_login_id)
           ORDER BY i.created_at, i.id), '[]')
      FROM identities i WHERE i.user_id = u.id AND i.type = 'login_id') AS login_ids,
   (SELECT coalesce(json_agg(json_build_object(
-            'provider_alias', i.provider_alias, 'provider_type', i.provider_type,
+            'id', i.id, 'created_at', i.created_at, 'updated_at', i.updated_at, 'provider_alias', i.provider_alias, 'provider_type', i.provider_type,
             'subject_id', i.provider_subject_id, 'claims', i.claims, 'profile', coalesce(i.profile, '{}'::jsonb))
           ORDER BY i.created_at, i.id), '[]')
      FROM identities i WHERE i.user_id = u.id AND i.type = 'oauth') AS oauth_connections,
-  (SELECT coalesce(json_agg(json_build_object('id', r.id, 'key', r.key, 'name', r.name) ORDER BY r.key), '[]')
+  (SELECT coalesce(json_agg(json_build_object('name', v.name, 'value', v.value) ORDER BY v.name, v.value), '[]')
+     FROM verified_claims v WHERE v.user_id = u.id) AS verified_claims,
+  (SELECT coalesce(json_agg(${KEYED_JSON} ORDER BY r.key), '[]')
      FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id) AS roles,
-  (SELECT coalesce(json_agg(json_build_object('id', g.id, 'key', g.key, 'name', g.name) ORDER BY g.key), '[]')
-     FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id) AS groups`;
+  (SELECT coalesce(json_agg(${KEYED_JSON} ORDER BY r.key), '[]')
+     FROM user_groups ug JOIN groups r ON r.id = ug.group_id WHERE ug.user_id = u.id) AS groups`;

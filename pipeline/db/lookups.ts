@@ -141,6 +141,19 @@ export async function findUsersByOAuth(
   return byPosition(connections.length, rows);
 }
 
+/** The users with these ids, in the order asked (those that exist). */
+export async function findUsersByIds(db: Queryable, ids: readonly string[]): Promise<UserRecord[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<NumberedRecord>({
+    name: 'users-by-id',
+    text: `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
+             FROM unnest($1::uuid[]) WITH ORDINALITY AS w(id, n) JOIN users u ON u.id = w.id
+            ORDER BY w.n`,
+    values: [ids],
+  });
+  return rows.map(({ n: _n, ...user }) => user);
+}
+
 // A login id or an OAuth connection belongs to one user at most (unique indexes), so each wanted
 // value has at most one row.
 function byPosition(count: number, rows: readonly NumberedRecord[]): (UserRecord | undefined)[] {

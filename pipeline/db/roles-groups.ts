@@ -12,12 +12,20 @@ const REASON_PREFIX: Record<KeyedKind, string> = { role: 'Role', group: 'Group' 
 /** Keys as Authgear accepts them: a letter or `_`, then letters, digits, `:` or `_`; at most 40. */
 const KEY_PATTERN = /^[a-zA-Z_][a-zA-Z0-9:_]{0,39}$/;
 
+/** What a role or a group is created with (Authgear's CreateRoleInput and CreateGroupInput). */
+export interface KeyedInput {
+  readonly key: string;
+  readonly name?: string | null;
+  readonly description?: string | null;
+}
+
+const KEYED_COLUMNS = 'id, key, name, description, created_at, updated_at';
+
 /** Creates a role or a group; a key that is malformed or taken is an Invalid error. */
 export async function createKeyed(
   db: Queryable,
   kind: KeyedKind,
-  key: string,
-  name: string | null,
+  { key, name = null, description = null }: KeyedInput,
 ): Promise<KeyedRecord> {
   if (!KEY_PATTERN.test(key)) {
     throw new ApiError('Invalid', 'ValidationFailed', `invalid ${kind} key`, {
@@ -26,8 +34,8 @@ export async function createKeyed(
   }
   try {
     const { rows } = await db.query<KeyedRecord>(
-      `INSERT INTO ${TABLE[kind]} (id, key, name) VALUES ($1, $2, $3) RETURNING id, key, name`,
-      [randomUUID(), key, name],
+      `INSERT INTO ${TABLE[kind]} (id, key, name, description) VALUES ($1, $2, $3, $4) RETURNING ${KEYED_COLUMNS}`,
+      [randomUUID(), key, name, description],
     );
     return rows[0] as KeyedRecord;
   } catch (err) {
@@ -56,4 +64,18 @@ export async function keyedIds(
     [[...keys]],
   );
   return new Map(rows.map((r) => [r.key, r.id]));
+}
+
+/** The roles or groups with these ids (those that exist, in no particular order). */
+export async function keyedByIds(
+  db: Queryable,
+  kind: KeyedKind,
+  ids: readonly string[],
+): Promise<KeyedRecord[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<KeyedRecord>(
+    `SELECT ${KEYED_COLUMNS} FROM ${TABLE[kind]} WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
+  return rows;
 }

@@ -41,9 +41,9 @@ function fields(user: UserRecord) {
     createdAt: user.created_at.toISOString(),
     isDisabled: user.is_disabled,
     standardAttributes: user.standard_attributes,
-    loginIDs: user.login_ids.map(({ key, value }) => ({ key, value })),
-    roles: user.roles.map(({ key }) => ({ key })),
-    groups: user.groups.map(({ key }) => ({ key })),
+    loginIDs: user.login_ids.map(({ id }) => ({ id, type: 'LOGIN_ID' })),
+    roles: { edges: user.roles.map(({ key }) => ({ node: { key } })) },
+    groups: { edges: user.groups.map(({ key }) => ({ node: { key } })) },
   };
 }
 

@@ -46,7 +46,7 @@ interface Lookup {
 }
 
 const USER_FIELDS =
-  'id createdAt isDisabled standardAttributes loginIDs { key value } roles { key } groups { key }';
+  'id createdAt isDisabled standardAttributes loginIDs { id type } roles { edges { node { key } } } groups { edges { node { key } } }';
 
 function lookups(): Lookup[] {
   return [

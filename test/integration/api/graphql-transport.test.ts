@@ -27,7 +27,7 @@ describe('GraphQL transport at /_api/admin/graphql', () => {
   });
 
   it('refuses a mutation over GET', async () => {
-    const query = encodeURIComponent('mutation { createRole(key: "via_get") { id } }');
+    const query = encodeURIComponent('mutation { createRole(input: { key: "via_get" }) { role { id } } }');
     const res = await client.request({
       method: 'GET',
       url: `/_api/admin/graphql?query=${query}`,

@@ -5,10 +5,15 @@ import { createUser } from '../../support/users.js';
 
 const QUERY = `query ($key: String!, $value: String!) {
   getUserByLoginID(loginIDKey: $key, loginIDValue: $value) {
-    id isDisabled createdAt updatedAt standardAttributes customAttributes
-    loginIDs { key type value originalValue }
-    oauthConnections { providerAlias providerType subjectID claims }
-    roles { key name } groups { key name }
+    id isDisabled createdAt updatedAt lastLoginAt standardAttributes customAttributes
+    formattedName endUserAccountID isAnonymous isAnonymized isDeactivated disableReason
+    temporarilyDisabledFrom temporarilyDisabledUntil accountValidFrom accountValidUntil deleteAt anonymizeAt
+    verifiedClaims { name value }
+    loginIDs { id type claims }
+    oauthConnections { id type claims }
+    roles { totalCount edges { cursor node { id key name description createdAt updatedAt } } }
+    groups { totalCount edges { node { key name } } }
+    effectiveRoles { totalCount edges { node { key } } }
   }
 }`;
 
@@ -64,17 +69,52 @@ describe('getUserByLoginID', () => {
     expect(standard.updated_at).to.be.a('number');
     expect(standard.updated_at).to.equal(Math.floor(Date.parse(user.updatedAt as string) / 1000));
     expect(user.customAttributes).to.deep.equal({ member_id: 'M-1' });
-    expect(user.loginIDs).to.deep.equal([
-      { key: 'email', type: 'email', value: 'alice@example.com', originalValue: 'Alice@Example.com' },
-      { key: 'username', type: 'username', value: 'alicew', originalValue: 'AliceW' },
-      { key: 'phone', type: 'phone', value: '+14155552671', originalValue: '+14155552671' },
+    const ns = 'https://authgear.com/claims/login_id';
+    const loginId = (attribute: string, key: string, value: string, original: string) => ({
+      [attribute]: value,
+      [`${ns}/key`]: key,
+      [`${ns}/original_value`]: original,
+      [`${ns}/type`]: key,
+      [`${ns}/value`]: value,
+    });
+    const identities = user.loginIDs as { id: string; type: string; claims: unknown }[];
+    expect(identities.map((i) => i.type)).to.deep.equal(['LOGIN_ID', 'LOGIN_ID', 'LOGIN_ID']);
+    for (const i of identities) expect(i.id).to.match(/^[0-9a-f-]{36}$/);
+    expect(identities.map((i) => i.claims)).to.deep.equal([
+      loginId('email', 'email', 'alice@example.com', 'Alice@Example.com'),
+      loginId('preferred_username', 'username', 'alicew', 'AliceW'),
+      loginId('phone_number', 'phone', '+14155552671', '+14155552671'),
     ]);
     expect(user.oauthConnections).to.deep.equal([]);
-    expect(user.roles).to.deep.equal([
-      { key: 'admin', name: null },
-      { key: 'auditor', name: null },
-    ]);
-    expect(user.groups).to.deep.equal([{ key: 'staff', name: null }]);
+    expect(user.verifiedClaims).to.deep.equal([{ name: 'email', value: 'alice@example.com' }]);
+    expect(user).to.deep.include({
+      lastLoginAt: null,
+      formattedName: 'Alice Wong',
+      endUserAccountID: 'alice@example.com',
+      isAnonymous: false,
+      isAnonymized: false,
+      isDeactivated: false,
+      disableReason: null,
+      temporarilyDisabledFrom: null,
+      temporarilyDisabledUntil: null,
+      accountValidFrom: null,
+      accountValidUntil: null,
+      deleteAt: null,
+      anonymizeAt: null,
+    });
+    const roles = user.roles as {
+      totalCount: number;
+      edges: { cursor: string; node: Record<string, unknown> }[];
+    };
+    expect(roles.totalCount).to.equal(2);
+    expect(roles.edges.map((e) => e.node.key)).to.deep.equal(['admin', 'auditor']);
+    expect(roles.edges[0]?.node).to.include({ name: null, description: null });
+    expect(roles.edges[0]?.node.createdAt).to.match(/^\d{4}-\d\d-\d\dT/);
+    expect(user.groups).to.deep.equal({ totalCount: 1, edges: [{ node: { key: 'staff', name: null } }] });
+    expect(user.effectiveRoles).to.deep.equal({
+      totalCount: 2,
+      edges: [{ node: { key: 'admin' } }, { node: { key: 'auditor' } }],
+    });
   });
 
   it('finds a user by username, case-folded', async () => {

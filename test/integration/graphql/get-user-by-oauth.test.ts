@@ -5,7 +5,7 @@ import { createUser } from '../../support/users.js';
 
 const QUERY = `query ($alias: String!, $subject: String!) {
   getUserByOAuth(oauthProviderAlias: $alias, oauthProviderUserID: $subject) {
-    id oauthConnections { providerAlias providerType subjectID claims }
+    id oauthConnections { id type claims createdAt updatedAt }
   }
 }`;
 
@@ -47,12 +47,16 @@ describe('getUserByOAuth', () => {
     const res = await lookup('google', '1098765');
     expect(res.errors).to.equal(undefined);
     expect(idOf(res, 'getUserByOAuth')).to.equal(userId);
-    const user = res.data?.getUserByOAuth as { oauthConnections: unknown[] };
+    const user = res.data?.getUserByOAuth as { oauthConnections: Record<string, unknown>[] };
+    const [connection] = user.oauthConnections;
+    expect(connection?.id).to.match(/^[0-9a-f-]{36}$/);
+    expect(connection?.createdAt).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$/);
     expect(user.oauthConnections).to.deep.equal([
       {
-        providerAlias: 'google',
-        providerType: 'google',
-        subjectID: '1098765',
+        id: connection?.id,
+        type: 'OAUTH',
+        createdAt: connection?.createdAt,
+        updatedAt: connection?.updatedAt,
         claims: {
           email: 'erin@gmail.com',
           given_name: 'Erin',

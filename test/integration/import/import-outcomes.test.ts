@@ -10,9 +10,9 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
 
   before(async () => {
     for (const key of ['admin', 'staff']) {
-      await service.client().graphql(`mutation { createRole(key: "${key}") { id } }`);
+      await service.client().graphql(`mutation { createRole(input: { key: "${key}" }) { role { id } } }`);
     }
-    await service.client().graphql('mutation { createGroup(key: "team_a") { id } }');
+    await service.client().graphql('mutation { createGroup(input: { key: "team_a" }) { group { id } } }');
   });
 
   it('answers the POST with a pending task', async () => {
@@ -62,7 +62,7 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
 
     const res = await service.client().graphql(
       `{ getUserByLoginID(loginIDKey: "email", loginIDValue: "ann@example.com") {
-          id standardAttributes customAttributes roles { key } groups { key } loginIDs { key value originalValue } } }`,
+          id standardAttributes customAttributes roles { edges { node { key } } } groups { edges { node { key } } } } }`,
     );
     expect(idOf(res, 'getUserByLoginID')).to.equal(detail?.user_id);
     const user = res.data?.getUserByLoginID as Record<string, unknown>;
@@ -77,8 +77,8 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
       address: { country: 'US', locality: 'SF' },
     });
     expect(user.customAttributes).to.deep.equal({ member_id: 'M-7' });
-    expect(user.roles).to.deep.equal([{ key: 'admin' }]);
-    expect(user.groups).to.deep.equal([{ key: 'team_a' }]);
+    expect(user.roles).to.deep.equal({ edges: [{ node: { key: 'admin' } }] });
+    expect(user.groups).to.deep.equal({ edges: [{ node: { key: 'team_a' } }] });
     const { rows } = await service
       .db()
       .query(

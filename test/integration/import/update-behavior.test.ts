@@ -16,9 +16,9 @@ describe('import update behavior (spec 3.2)', function () {
 
   before(async () => {
     for (const key of ['r1', 'r2', 'r3'])
-      await service.client().graphql(`mutation { createRole(key: "${key}") { id } }`);
+      await service.client().graphql(`mutation { createRole(input: { key: "${key}" }) { role { id } } }`);
     for (const key of ['g1', 'g2'])
-      await service.client().graphql(`mutation { createGroup(key: "${key}") { id } }`);
+      await service.client().graphql(`mutation { createGroup(input: { key: "${key}" }) { group { id } } }`);
   });
 
   /** Inserts a user from `first`, then updates it with `second`; returns the user's stored state. */

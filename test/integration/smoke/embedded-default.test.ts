@@ -72,14 +72,16 @@ describe('embedded default (smoke)', function () {
     token = stdout.trim();
     expect(token.split('.')).to.have.length(3);
 
-    const query = `mutation { createRole(key: "smoke") { key } }`;
+    const query = `mutation { createRole(input: { key: "smoke" }) { role { key } } }`;
     const post = (body: unknown, auth = `Bearer ${token}`) =>
       fetch(`http://localhost:${port}/_api/admin/graphql`, {
         method: 'POST',
         headers: { authorization: auth, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-    expect(await (await post({ query })).json()).to.deep.equal({ data: { createRole: { key: 'smoke' } } });
+    expect(await (await post({ query })).json()).to.deep.equal({
+      data: { createRole: { role: { key: 'smoke' } } },
+    });
 
     const lookups = `{
       a: getUsersByStandardAttribute(attributeName: "email", attributeValue: "x@example.com") { id }

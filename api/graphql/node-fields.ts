@@ -1,0 +1,46 @@
+import { GraphQLID, GraphQLList } from 'graphql';
+import { findUsersByIds } from '../../pipeline/db/lookups.js';
+import type { Queryable } from '../../pipeline/db/pool.js';
+import { keyedByIds } from '../../pipeline/db/roles-groups.js';
+import type { GraphQLContext } from './context.js';
+import { NodeInterface, nonNull } from './entity-types.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Users, roles and groups by id, tagged with their type: ids are UUIDs of one space (the user id
+ * is the one import details return), so an id names one node whichever table holds it. An id that
+ * is not a UUID names nothing.
+ */
+async function nodesById(db: Queryable, ids: readonly string[]): Promise<(object | null)[]> {
+  const wanted = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+  const [users, roles, groups] = await Promise.all([
+    findUsersByIds(db, wanted),
+    keyedByIds(db, 'role', wanted),
+    keyedByIds(db, 'group', wanted),
+  ]);
+  const found = new Map<string, object>([
+    ...users.map((u) => [u.id, { ...u, __typename: 'User' }] as const),
+    ...roles.map((r) => [r.id, { ...r, __typename: 'Role' }] as const),
+    ...groups.map((g) => [g.id, { ...g, __typename: 'Group' }] as const),
+  ]);
+  return ids.map((id) => found.get(id.toLowerCase()) ?? null);
+}
+
+export const nodeFields = {
+  node: {
+    type: NodeInterface,
+    description: 'Fetches an object given its ID',
+    args: { id: { type: nonNull(GraphQLID), description: 'The ID of an object' } },
+    resolve: async (_root: unknown, { id }: { id: string }, { db }: GraphQLContext) =>
+      (await nodesById(db, [id]))[0] ?? null,
+  },
+  nodes: {
+    type: nonNull(new GraphQLList(NodeInterface)),
+    description: 'Lookup nodes by a list of IDs.',
+    args: {
+      ids: { type: nonNull(new GraphQLList(nonNull(GraphQLID))), description: 'The list of node IDs.' },
+    },
+    resolve: (_root: unknown, { ids }: { ids: string[] }, { db }: GraphQLContext) => nodesById(db, ids),
+  },
+};

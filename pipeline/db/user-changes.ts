@@ -1,0 +1,33 @@
+import type { Queryable } from './pool.js';
+
+/** A change of a user, as the outbox holds it and the `user-changes` topic carries it. */
+export interface UserChange {
+  readonly seq: string;
+  readonly user_id: string;
+  /** When the change was written (RFC 3339), to measure the index's lag. */
+  readonly changed_at: string;
+}
+
+/**
+ * Marks users changed, in the caller's transaction: the search index reads them again. Every
+ * writer of users calls this (import batches do; so must the platform's login service when it
+ * writes `last_login_at`).
+ */
+export async function recordUserChanges(db: Queryable, userIds: readonly string[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await db.query('INSERT INTO user_changes (user_id) SELECT unnest($1::uuid[])', [userIds]);
+}
+
+/** The oldest changes not yet published, locked so that one relay publishes each. */
+export async function takeUserChanges(db: Queryable, limit: number): Promise<UserChange[]> {
+  const { rows } = await db.query<UserChange>(
+    `SELECT seq::text, user_id, changed_at FROM user_changes ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    [limit],
+  );
+  return rows;
+}
+
+/** Drops changes once published. */
+export async function dropUserChanges(db: Queryable, seqs: readonly string[]): Promise<void> {
+  await db.query('DELETE FROM user_changes WHERE seq = ANY($1::bigint[])', [seqs]);
+}

@@ -1,0 +1,79 @@
+import type { Queryable } from '../db/pool.js';
+import type { SearchHit, UserSearch, UserSearchIndex } from './user-search.js';
+
+// users(searchKeyword) on Postgres: `user_search_text` (sql/009_user_list.sql) under a trigram GIN
+// index answers the keyword; the page is a keyset over (sort value, id), so a cursor stays put
+// whatever is written meanwhile. LAST_LOGIN_AT sorts users who never logged in as the earliest.
+const SORT_SQL = {
+  CREATED_AT: 'u.created_at',
+  LAST_LOGIN_AT: "coalesce(u.last_login_at, '-infinity'::timestamptz)",
+} as const;
+
+/** `LIKE` pattern of a keyword: its wildcards taken literally. */
+function likePattern(keyword: string): string {
+  return `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** The WHERE clause of a search, with its parameters appended to `values`. */
+function filters(search: UserSearch, values: unknown[]): string {
+  const where: string[] = [];
+  if (search.keyword !== '') {
+    values.push(likePattern(search.keyword));
+    where.push(`user_search_text(u.standard_attributes, u.id) LIKE search_fold($${values.length})`);
+  }
+  if (search.roleKeys.length > 0) {
+    values.push(search.roleKeys);
+    where.push(`EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+                         WHERE ur.user_id = u.id AND r.key = ANY($${values.length}::text[]))`);
+  }
+  if (search.groupKeys.length > 0) {
+    values.push(search.groupKeys);
+    where.push(`EXISTS (SELECT 1 FROM user_groups ug JOIN groups g ON g.id = ug.group_id
+                         WHERE ug.user_id = u.id AND g.key = ANY($${values.length}::text[]))`);
+  }
+  return where.length > 0 ? where.join(' AND ') : 'true';
+}
+
+export function postgresUserSearch(db: Queryable): UserSearchIndex {
+  return {
+    async page(search) {
+      const values: unknown[] = [];
+      const where = [filters(search, values)];
+      const sort = SORT_SQL[search.sortBy];
+      const direction = search.direction;
+      let offset = '';
+      const { start } = search;
+      if (start.kind === 'after') {
+        values.push(start.sortMicros, start.id);
+        const at = `CASE WHEN $${values.length - 1}::bigint IS NULL THEN '-infinity'::timestamptz
+                         ELSE 'epoch'::timestamptz + $${values.length - 1}::bigint * interval '1 microsecond' END`;
+        where.push(`(${sort}, u.id) ${direction === 'ASC' ? '>' : '<'} (${at}, $${values.length}::uuid)`);
+      } else if (start.kind === 'offset') {
+        offset = `OFFSET ${start.offset}`;
+      }
+      values.push(search.first + 1);
+      const { rows } = await db.query<{ id: string; sort_micros: string | null }>(
+        `SELECT u.id, CASE WHEN ${sort} = '-infinity' THEN NULL
+                           ELSE (extract(epoch FROM ${sort}) * 1000000)::bigint END AS sort_micros
+           FROM users u
+          WHERE ${where.join(' AND ')}
+          ORDER BY ${sort} ${direction}, u.id ${direction}
+          LIMIT $${values.length} ${offset}`,
+        values,
+      );
+      const hits: SearchHit[] = rows
+        .slice(0, search.first)
+        .map((r) => ({ id: r.id, sortMicros: r.sort_micros }));
+      return { hits, hasNextPage: rows.length > search.first };
+    },
+
+    async count(search) {
+      const values: unknown[] = [];
+      const { rows } = await db.query<{ count: number }>(
+        `SELECT count(*)::int AS count FROM users u WHERE ${filters(search, values)}`,
+        values,
+      );
+      return rows[0]?.count ?? 0;
+    },
+  };
+}

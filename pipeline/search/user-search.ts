@@ -1,0 +1,92 @@
+import { ApiError } from '../errors.js';
+import { isStorableText } from '../storable-text.js';
+
+/** Authgear's UserSortBy and SortDirection. */
+export type UserSortBy = 'CREATED_AT' | 'LAST_LOGIN_AT';
+export type SortDirection = 'ASC' | 'DESC';
+
+/** Where a page starts: after a user of an earlier page (stable under writes), or after an offset. */
+export type PageStart =
+  | { readonly kind: 'first' }
+  | { readonly kind: 'after'; readonly sortMicros: string | null; readonly id: string }
+  | { readonly kind: 'offset'; readonly offset: number };
+
+/** users(searchKeyword, first, after, sortBy, sortDirection, groupKeys, roleKeys), checked. */
+export interface UserSearch {
+  /** Folded by the index; empty or absent: every user. */
+  readonly keyword: string;
+  readonly first: number;
+  readonly start: PageStart;
+  readonly sortBy: UserSortBy;
+  readonly direction: SortDirection;
+  readonly roleKeys: readonly string[];
+  readonly groupKeys: readonly string[];
+}
+
+/** A user of a page: its id and its sort value (microseconds since the epoch; null: never). */
+export interface SearchHit {
+  readonly id: string;
+  readonly sortMicros: string | null;
+}
+
+/** The search index behind `users`: ClickHouse when configured, else Postgres. */
+export interface UserSearchIndex {
+  /** One page: at most `first` hits, and whether more follow. */
+  page(search: UserSearch): Promise<{ hits: SearchHit[]; hasNextPage: boolean }>;
+  /** How many users match, ignoring the page. */
+  count(search: UserSearch): Promise<number>;
+}
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 1000;
+
+/**
+ * A cursor of this service: base64url of `user:<sortBy>:<micros or ->:<id>`, so that the next page
+ * starts after that user whatever was written meanwhile. Authgear's portal also makes cursors of
+ * its own from offsets (`offset:<n>`, base64url): they are read too, as offsets.
+ */
+export function userCursor(sortBy: UserSortBy, hit: SearchHit): string {
+  return Buffer.from(`user:${sortBy}:${hit.sortMicros ?? '-'}:${hit.id}`).toString('base64url');
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The page start an `after` argument names; a cursor that is not one of ours is Invalid. */
+export function pageStart(after: string | null | undefined, sortBy: UserSortBy): PageStart {
+  if (after === null || after === undefined) return { kind: 'first' };
+  const text = Buffer.from(after, 'base64url').toString();
+  const offset = /^offset:(\d{1,9})$/.exec(text);
+  if (offset) return { kind: 'offset', offset: Number(offset[1]) + 1 };
+  const user = /^user:([A-Z_]+):(-|-?\d{1,19}):(.+)$/.exec(text);
+  if (user && user[1] === sortBy && UUID.test(user[3] as string)) {
+    return { kind: 'after', sortMicros: user[2] === '-' ? null : (user[2] as string), id: user[3] as string };
+  }
+  throw new ApiError('Invalid', 'InvalidCursor', 'after is not a cursor of this list and sort', {
+    causes: [{ location: '/after', kind: 'cursor' }],
+  });
+}
+
+/** The checked page size: `first` when given, else the default. */
+export function pageSize(first: number | null | undefined): number {
+  if (first === null || first === undefined) return DEFAULT_PAGE_SIZE;
+  if (first < 0 || first > MAX_PAGE_SIZE) {
+    throw new ApiError('Invalid', 'ValidationFailed', `first must be between 0 and ${MAX_PAGE_SIZE}`, {
+      causes: [{ location: '/first', kind: 'range', details: { minimum: 0, maximum: MAX_PAGE_SIZE } }],
+    });
+  }
+  return first;
+}
+
+/**
+ * The keyword as both indexes match it: the unit separator (between the indexed parts) removed.
+ * Text no user can hold (NUL, a lone surrogate) is refused.
+ */
+export function searchKeyword(keyword: string | null | undefined): string {
+  const text = (keyword ?? '').replaceAll('\u001f', '');
+  if (!isStorableText(text)) {
+    throw new ApiError('Invalid', 'ValidationFailed', 'searchKeyword holds characters no user can hold', {
+      causes: [{ location: '/searchKeyword', kind: 'storableText' }],
+    });
+  }
+  return text;
+}
