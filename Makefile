@@ -6,7 +6,7 @@ NODE_MODULES := node_modules/.package-lock.json
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
-.PHONY: help install build start api pipeline migrate replay services services-stop typecheck lint test bench clean
+.PHONY: help install build start api pipeline migrate replay search-reindex services services-stop typecheck lint test bench clean
 
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
@@ -49,12 +49,18 @@ replay: install
 	npx tsx cli/main.ts replay --from "$(FROM)" $(if $(TO),--to "$(TO)") \
 	  $(if $(filter true 1,$(UPSERT)),--upsert) $(if $(filter true 1,$(DRY_RUN)),--dry-run)
 
+# Streams every user into a fresh ClickHouse search table and swaps it in (CLICKHOUSE_URL set).
+search-reindex: install
+	npx tsx pipeline/search/reindex-cli.ts
+
 services: install
 	scripts/services/postgres.sh start
 	scripts/services/kafka.sh start
 	scripts/services/azurite.sh start
+	scripts/services/clickhouse.sh start
 
 services-stop:
+	scripts/services/clickhouse.sh stop
 	scripts/services/azurite.sh stop
 	scripts/services/kafka.sh stop
 	scripts/services/postgres.sh stop
@@ -69,12 +75,14 @@ lint: install
 # of lines (.c8rc.json).
 test: install services typecheck lint
 	TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
-	  TEST_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" npx c8 mocha
+	  TEST_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
+	  TEST_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)" npx c8 mocha
 
 bench: build services
 	scripts/bench/ensure-wrk.sh
 	BENCH_DATABASE_URL="$(BENCH_PG_URL)" BENCH_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
 	  BENCH_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
+	  BENCH_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)" \
 	  API_HEAP_MB=$(API_HEAP_MB) npx tsx scripts/bench/run.ts
 
 clean: services-stop

@@ -27,6 +27,7 @@ await runService(log, async ({ started }) => {
     adminJwks,
     log,
     bus: parts.bus,
+    search: parts.search,
   });
   const server = app.listen(config.port);
   await once(server, 'listening');

@@ -34,6 +34,11 @@ export interface ProjectConfig {
 }
 
 /** The whole configuration, read once at start, validated and frozen. */
+/** Where users(searchKeyword) is answered: ClickHouse when configured, else Postgres. */
+export interface SearchConfig {
+  readonly clickhouse?: { readonly url: string; readonly database: string };
+}
+
 export interface ServiceConfig {
   readonly port: number;
   /** Absent: the embedded Postgres under `dataDir` is started. */
@@ -65,6 +70,8 @@ export interface ServiceConfig {
   readonly taskSecrets: { readonly key: string | undefined; readonly previousKeys: readonly string[] };
   /** Import records applied per transaction. */
   readonly importBatchSize: number;
+  /** The index behind users(searchKeyword). */
+  readonly search: SearchConfig;
   /** Records of pending imports past which a new import is refused (429) until they drain. */
   readonly importPendingRecordsLimit: number;
   /** Tasks of one kind that a worker process runs at once. */
@@ -117,6 +124,8 @@ const ENV_KEYS = {
   TASK_SECRETS_PREVIOUS_KEYS: 'task_secrets_previous_keys',
   EXPORT_TIME_LIMIT_SECONDS: 'export_time_limit_seconds',
   IMPORT_BATCH_SIZE: 'import_batch_size',
+  CLICKHOUSE_URL: 'clickhouse_url',
+  CLICKHOUSE_DATABASE: 'clickhouse_database',
   WORKER_CONCURRENCY: 'worker_concurrency',
   EXPORT_ENABLED: 'export_enabled',
   AZURE_STORAGE_CONNECTION_STRING: 'azure_storage_connection_string',
@@ -230,6 +239,9 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
       previousKeys: doc.task_secrets_previous_keys ? doc.task_secrets_previous_keys.split(',') : [],
     },
     importBatchSize: doc.import_batch_size,
+    search: doc.clickhouse_url
+      ? { clickhouse: { url: doc.clickhouse_url, database: doc.clickhouse_database } }
+      : {},
     importPendingRecordsLimit: doc.import_pending_records_limit,
     workerConcurrency: doc.worker_concurrency,
     export: {

@@ -97,7 +97,7 @@ export class ConfigError extends Error {
 }
 
 /** The outside services a fault can come from. */
-export type Dependency = 'database' | 'task bus' | 'blob storage';
+export type Dependency = 'database' | 'task bus' | 'blob storage' | 'search index';
 
 /**
  * What an error means for the work that met it:

@@ -8,6 +8,8 @@ import type { Pool } from './db/pool.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
 import { watchTasks } from './operator/metrics.js';
+import { openSearchIndex, startSearchFeed } from './search/search-index.js';
+import type { UserSearchIndex } from './search/user-search.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
 import { startTaskUpkeep, type TaskUpkeep } from './tasks/task-upkeep.js';
 import { startWorkers } from './workers.js';
@@ -19,11 +21,14 @@ export interface PipelineParts {
   readonly blobs: BlobStorage | undefined;
   readonly secrets: SecretBox;
   readonly upkeep: TaskUpkeep;
+  /** The index behind users(searchKeyword). */
+  readonly search: UserSearchIndex;
 }
 
 /**
- * Starts, in order, the database, the export storage, the task secrets, the bus, the task upkeep
- * and (with `workers`) the pipeline workers; each is recorded so the process stops them in reverse.
+ * Starts, in order, the database, the export storage, the task secrets, the bus, the task upkeep,
+ * the search index and (with `workers`) the pipeline workers and what feeds the search index; each
+ * is recorded so the process stops them in reverse.
  */
 export async function startPipelineParts(
   config: ServiceConfig,
@@ -41,7 +46,15 @@ export async function startPipelineParts(
   const upkeep = startTaskUpkeep(db.pool, bus, storage.blobs, config, log);
   started('task upkeep', () => upkeep.stop());
   watchTasks(db.pool);
-  const parts = { pool: db.pool, bus, blobs: storage.blobs, secrets, upkeep };
-  if (workers) await startWorkers({ ...parts, config, log });
+  const index = openSearchIndex(config, db.pool);
+  started('search index', () => index.close());
+  const parts = { pool: db.pool, bus, blobs: storage.blobs, secrets, upkeep, search: index.search };
+  if (workers) {
+    await startWorkers({ ...parts, config, log });
+    if (index.store) {
+      const feed = startSearchFeed(config, db.pool, index.store, log);
+      started('search feed', () => feed.stop());
+    }
+  }
   return parts;
 }

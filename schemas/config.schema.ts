@@ -20,6 +20,8 @@ export const configSchema = {
     azure_storage_account_key: ['azure_storage_account_name'],
     tls_cert_file: ['tls_key_file'],
     tls_key_file: ['tls_cert_file'],
+    // The search index is fed through the `user-changes` topic.
+    clickhouse_url: ['kafka_brokers'],
   },
   properties: {
     port: { type: 'integer', minimum: 1, maximum: 65535, default: 3000 },
@@ -57,6 +59,13 @@ export const configSchema = {
     import_pending_records_limit: { type: 'integer', minimum: 1, default: 500000 },
     // The worker process's /healthz, /readyz and /metrics (`make pipeline`); 0: not served.
     pipeline_http_port: { type: 'integer', minimum: 0, maximum: 65535, default: 3100 },
+    // users(searchKeyword) on ClickHouse (HTTP interface) in this database; unset: on Postgres.
+    clickhouse_url: { type: 'string', pattern: '^https?://[^\\s]+$' },
+    clickhouse_database: {
+      type: 'string',
+      pattern: '^[a-zA-Z_][a-zA-Z0-9_]{0,62}$',
+      default: 'users_service',
+    },
     import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 2000 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 2 },

@@ -23,6 +23,20 @@ export interface KafkaBusOptions {
   readonly importLogRetentionSeconds?: number;
 }
 
+/** A Kafka client of this service (client id under the topic prefix), logging through `log`. */
+export function kafkaClient(brokers: readonly string[], prefix: string, log: Logger): Kafka {
+  return new Kafka({
+    clientId: `${prefix}users-service`,
+    brokers: [...brokers],
+    logLevel: logLevel.WARN,
+    logCreator: () => (entry) => {
+      const fields = { component: 'kafka', ...entry.log };
+      if (entry.level <= logLevel.ERROR) log.error(fields, entry.log.message);
+      else log.warn(fields, entry.log.message);
+    },
+  });
+}
+
 /** Topic of a task kind: one per kind, so that each worker kind scales by its own partitions. */
 export function taskTopic(prefix: string, kind: TaskKind): string {
   return `${prefix}user-${kind}`;
@@ -38,16 +52,7 @@ export function kafkaBus(
   log: Logger,
   { sessionTimeoutMs = 30_000, importLogRetentionSeconds = 7 * 24 * 3600 }: KafkaBusOptions = {},
 ): TaskBus {
-  const kafka = new Kafka({
-    clientId: `${prefix}users-service`,
-    brokers: [...brokers],
-    logLevel: logLevel.WARN,
-    logCreator: () => (entry) => {
-      const fields = { component: 'kafka', ...entry.log };
-      if (entry.level <= logLevel.ERROR) log.error(fields, entry.log.message);
-      else log.warn(fields, entry.log.message);
-    },
-  });
+  const kafka = kafkaClient(brokers, prefix, log);
   let producer: Producer | undefined;
   const consumers: Consumer[] = [];
   let closing = false;

@@ -2,6 +2,7 @@ import { copyRows } from '../db/copy-rows.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import { lockImportProgress, saveImportProgress } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
+import { recordUserChanges } from '../db/user-changes.js';
 import { ApiError, classifyFault, envelopeError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
 import { importRecords } from '../operator/metrics.js';
 import { storableJson } from '../storable-text.js';
@@ -82,6 +83,7 @@ async function applyInTransaction(
   const state = await loadBatchState(client, todo, options);
   const plan = planBatch(todo, state, options);
   await writeBatchPlan(client, plan, state);
+  if (options.recordChanges) await recordUserChanges(client, [...plan.changed.keys()]);
   await saveDetails(client, taskId, plan.details, (todo.at(-1)?.index ?? processed) + 1);
   return plan.details;
 }

@@ -44,6 +44,8 @@ export interface ImportOptions {
   readonly upsert: boolean;
   readonly project: ProjectConfig;
   readonly validate: RecordValidator;
+  /** Append the changed users to the `user_changes` outbox (a search index is fed from it). */
+  readonly recordChanges: boolean;
 }
 
 export function ownerKey(key: LoginIdKey, value: string): string {

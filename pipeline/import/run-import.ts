@@ -36,6 +36,7 @@ export async function runImport(
     upsert: stored.upsert,
     project: config.project,
     validate: recordValidator(stored.identifier, config.project),
+    recordChanges: config.search.clickhouse !== undefined,
   };
   await pipeline(
     [

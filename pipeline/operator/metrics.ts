@@ -42,6 +42,14 @@ export const lookupDuration = new Histogram({
   registers: [registry],
 });
 
+/** From a user's change in Postgres to its row in the search index. */
+export const searchLag = new Histogram({
+  name: 'users_search_lag_seconds',
+  help: 'Time from a change of a user to its row in the search index',
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30],
+  registers: [registry],
+});
+
 let taskSource: Queryable | undefined;
 
 /**

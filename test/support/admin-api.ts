@@ -6,6 +6,7 @@ import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { configFromDocument, type ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
+import type { UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { secretBox } from '../../pipeline/tasks/task-secrets.js';
 
 export const TEST_ORIGIN = 'https://admin.test.example';
@@ -90,6 +91,7 @@ export function adminClient(
   keys: TestKeys,
   taskCreated: () => void = () => {},
   blobs?: () => BlobStorage | undefined,
+  search?: UserSearchIndex,
 ): AdminClient {
   let callback: ReturnType<ReturnType<typeof createApp>['callback']> | undefined;
   const handler = () => {
@@ -101,6 +103,7 @@ export function adminClient(
       blobs: blobs?.(),
       adminJwks: { keys: [keys.publicJwk] },
       log: createLogger('silent'),
+      search,
     }).callback();
     return callback;
   };

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 /** The real services `make test` starts, each with its script in scripts/services/. */
-export type TestService = 'postgres' | 'kafka' | 'azurite';
+export type TestService = 'postgres' | 'kafka' | 'azurite' | 'clickhouse';
 
 const run = promisify(execFile);
 

@@ -3,6 +3,7 @@ import type { TaskBus } from '../../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
+import { openSearchIndex, type SearchIndex, startSearchFeed } from '../../pipeline/search/search-index.js';
 import { startTaskUpkeep, type TaskUpkeep } from '../../pipeline/tasks/task-upkeep.js';
 import { startWorkers } from '../../pipeline/workers.js';
 import {
@@ -55,7 +56,11 @@ export function useTaskService(
 
   // Registered before the schema's own hooks, so that it runs first: nothing may still query the
   // schema when it is dropped.
+  let index: SearchIndex | undefined;
+  let feed: { stop(): Promise<void> } | undefined;
   after(async () => {
+    await feed?.stop();
+    await index?.close();
     await upkeep?.stop();
     await bus?.close();
   });
@@ -79,8 +84,11 @@ export function useTaskService(
     if (options.workers !== false) {
       await startWorkers({ config, pool: db(), bus, blobs, secrets: TEST_SECRETS, log });
     }
+    index = openSearchIndex(config, db());
+    if (index.store && options.workers !== false) feed = startSearchFeed(config, db(), index.store, log);
     const started = upkeep;
-    client = adminClient(config, db, keys, started.wake, () => blobs);
+    const search = index.search;
+    client = adminClient(config, db, keys, started.wake, () => blobs, search);
   });
   const must = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the service is not ready yet');

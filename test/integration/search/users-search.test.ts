@@ -1,5 +1,6 @@
 import { assert, expect } from 'chai';
 import { recordUserChanges as recordChanges } from '../../../pipeline/db/user-changes.js';
+import { useClickHouseSettings } from '../../support/clickhouse.js';
 import { eventually } from '../../support/eventually.js';
 import { useImportService } from '../../support/imports.js';
 
@@ -36,10 +37,13 @@ interface Page {
 
 const LAG_SECONDS = 10;
 
-for (const backend of ['postgres'] as const) {
+for (const backend of ['postgres', 'clickhouse'] as const) {
   describe(`users(searchKeyword) on ${backend}`, function () {
     this.timeout(120_000);
-    const service = useImportService('postgres');
+    const service =
+      backend === 'postgres'
+        ? useImportService('postgres')
+        : useImportService('kafka', {}, useClickHouseSettings());
     const ids: Record<string, string> = {};
     const idOf = (name: string) => ids[name] ?? assert.fail(`no user ${name}`);
 

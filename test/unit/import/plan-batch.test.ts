@@ -17,6 +17,7 @@ const project = configFromDocument({
 const options = (upsert: boolean): ImportOptions => ({
   identifier: 'email',
   upsert,
+  recordChanges: false,
   project,
   validate: recordValidator('email', project),
 });
