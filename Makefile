@@ -11,7 +11,7 @@ BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
 	@echo "make test    install, start the real services, type-check, lint, run every test"
-	@echo "make api | pipeline | migrate | replay FROM=... | bench | services | services-stop | typecheck | lint"
+	@echo "make api | pipeline | migrate | replay FROM=... | search-reindex | bench | services | services-stop | typecheck | lint"
 	@echo "npx userctl --help   the command-line client (import a file, export, status, replay)"
 
 # Reinstall only when the lock file changed.

@@ -6,26 +6,31 @@ import { benchExports } from './exports.js';
 import { benchImport } from './imports.js';
 import { benchLookups } from './lookups.js';
 import { report } from './report.js';
+import { benchSearch } from './search.js';
 import { benchUserctl } from './userctl.js';
 
 const url = process.env.BENCH_DATABASE_URL;
+const clickhouse = process.env.BENCH_CLICKHOUSE_URL;
 const brokers = process.env.BENCH_KAFKA_BROKERS;
 const blobs = process.env.BENCH_AZURE_STORAGE_CONNECTION_STRING;
-if (!url || !brokers || !blobs)
+if (!url || !brokers || !blobs || !clickhouse)
   throw new Error(
-    'BENCH_DATABASE_URL, BENCH_KAFKA_BROKERS or BENCH_AZURE_STORAGE_CONNECTION_STRING is not set: run `make bench`',
+    'BENCH_DATABASE_URL, BENCH_KAFKA_BROKERS, BENCH_AZURE_STORAGE_CONNECTION_STRING or BENCH_CLICKHOUSE_URL is not set: run `make bench`',
   );
-// "lookups", "export", "import", "userctl" or "api-memory": one section, for development.
+// "lookups", "export", "search", "import", "userctl" or "api-memory": one section, for development.
 const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 const rows = [];
-if (only === undefined || only === 'lookups' || only === 'export') {
+if (only === undefined || only === 'lookups' || only === 'export' || only === 'search') {
   const db = await benchUsers(url, users, log);
   try {
-    if (only !== 'export') rows.push(...(await benchLookups(db, url, users, log)));
-    if (only !== 'lookups') rows.push(...(await benchExports(db, url, brokers, blobs, users, log)));
+    if (only === undefined || only === 'lookups') rows.push(...(await benchLookups(db, url, users, log)));
+    if (only === undefined || only === 'export')
+      rows.push(...(await benchExports(db, url, brokers, blobs, users, log)));
+    if (only === undefined || only === 'search')
+      rows.push(...(await benchSearch(db, url, brokers, clickhouse, users, log)));
   } finally {
     await db.end();
   }
