@@ -11,7 +11,11 @@ import { postgresUserSearch } from '../../pipeline/search/postgres-user-search.j
 import { reindexSearch } from '../../pipeline/search/reindex.js';
 import { searchRow } from '../../pipeline/search/search-rows.js';
 import { LIVE_TABLE, openSearchStore } from '../../pipeline/search/search-store.js';
-import { startSearchSink, startUserChangeRelay } from '../../pipeline/search/user-change-stream.js';
+import {
+  ensureUserChangesTopic,
+  startSearchSink,
+  startUserChangeRelay,
+} from '../../pipeline/search/user-change-stream.js';
 import type { UserSearch, UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { generated } from './bench-schema.js';
 import { freshSchema, record } from './imports.js';
@@ -149,6 +153,7 @@ async function sinkThroughput(
   const quiet = createLogger('warn');
   const prefix = `benchsink${Date.now()}.`;
   const kafka = kafkaClient(brokers.split(','), prefix, quiet);
+  await ensureUserChangesTopic(kafka, prefix);
   const since = Date.now() * 1000;
   await db.query('INSERT INTO user_changes (user_id) SELECT unnest($1::uuid[])', [ids]);
   const started = process.hrtime.bigint();
