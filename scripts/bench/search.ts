@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { Pool as HttpPool } from 'undici';
 import { kafkaClient } from '../../pipeline/bus/kafka.js';
 import { findUsersByLoginId } from '../../pipeline/db/lookups.js';
@@ -193,7 +193,8 @@ async function searchLag(
   const schema = 'bench_search_lag';
   const pool = await freshSchema(url, schema);
   const database = 'bench_search_lag';
-  const ch = createClient({ url: clickhouseUrl });
+  // Quiet: polling before the sink has made the table fails, as expected.
+  const ch = createClient({ url: clickhouseUrl, log: { level: ClickHouseLogLevel.OFF } });
   await ch.command({ query: `DROP DATABASE IF EXISTS ${database}` });
   const port = benchPort();
   const { jwksFile, token } = await benchAdminKeys('search', port);
