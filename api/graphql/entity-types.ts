@@ -41,7 +41,7 @@ export const EntityInterface = new GraphQLInterfaceType({
 type Timed = { created_at: Date | string; updated_at: Date | string };
 
 /** id, createdAt and updatedAt, as every Entity has them. */
-const entityFields = {
+export const entityFields = {
   id: { type: nonNull(GraphQLID) },
   createdAt: { type: nonNull(DateTimeType), resolve: (e: Timed) => e.created_at },
   updatedAt: { type: nonNull(DateTimeType), resolve: (e: Timed) => e.updated_at },

@@ -9,6 +9,7 @@ import {
   type OAuthLookup,
 } from '../../pipeline/db/lookups.js';
 import type { Queryable } from '../../pipeline/db/pool.js';
+import { type AuthenticatorRecord, authenticatorsOfUsers } from '../../pipeline/db/user-authenticators.js';
 import { lookupDuration, timed } from '../../pipeline/operator/metrics.js';
 
 /** The three lookups of spec 4.5, each answered together with the others of its batch. */
@@ -16,6 +17,8 @@ export interface UserLookups {
   byLoginId(lookup: LoginIdLookup): Promise<UserRecord | undefined>;
   byOAuth(lookup: OAuthLookup): Promise<UserRecord | undefined>;
   byStandardAttribute(attribute: LookupAttribute, normalizedValue: string): Promise<UserRecord[]>;
+  /** A user's authenticators, read only when a query asks for them. */
+  authenticatorsOf(userId: string): Promise<AuthenticatorRecord[]>;
 }
 
 /** More values than this in one statement would make its first caller wait for the last. */
@@ -53,7 +56,12 @@ export function userLookups(db: Queryable): UserLookups {
     phone_number: attributeLoader('phone_number'),
     preferred_username: attributeLoader('preferred_username'),
   };
+  const authenticators = new DataLoader<string, AuthenticatorRecord[]>(
+    (userIds) => authenticatorsOfUsers(db, userIds),
+    options,
+  );
   return {
+    authenticatorsOf: (userId) => authenticators.load(userId),
     byLoginId: (lookup) => byLoginId.load(lookup),
     byOAuth: (lookup) => byOAuth.load(lookup),
     byStandardAttribute: (attribute, value) => byAttribute[attribute].load(value),

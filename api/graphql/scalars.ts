@@ -8,7 +8,7 @@ export const DateTimeType = new GraphQLScalarType<Date | string, string>({
 });
 
 /** A JSON object scalar under one of Authgear's names (its members depend on the user or provider). */
-const jsonObject = (name: string, description: string) => new GraphQLScalarType({ name, description });
+export const jsonObject = (name: string, description: string) => new GraphQLScalarType({ name, description });
 
 export const UserStandardAttributesType = jsonObject(
   'UserStandardAttributes',

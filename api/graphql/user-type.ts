@@ -1,5 +1,6 @@
 import { GraphQLBoolean, GraphQLID, GraphQLObjectType, type GraphQLScalarType, GraphQLString } from 'graphql';
 import type { UserRecord } from '../../pipeline/db/lookup-records.js';
+import { authenticatorFields } from './authenticator-type.js';
 import { connectionType, listConnection, pageArguments } from './connections.js';
 import type { GraphQLContext } from './context.js';
 import {
@@ -86,6 +87,7 @@ export const UserType = new GraphQLObjectType<UserRecord, GraphQLContext>({
     verifiedClaims: { type: listOf(ClaimType), resolve: (u) => u.verified_claims },
     loginIDs: { type: listOf(IdentityType), resolve: loginIds },
     oauthConnections: { type: listOf(IdentityType), resolve: oauthConnections },
+    ...authenticatorFields,
     passkeys: { type: listOf(IdentityType), resolve: () => [] },
     biometricRegistrations: { type: listOf(IdentityType), resolve: () => [] },
     identities: {

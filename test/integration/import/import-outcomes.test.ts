@@ -62,7 +62,10 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
 
     const res = await service.client().graphql(
       `{ getUserByLoginID(loginIDKey: "email", loginIDValue: "ann@example.com") {
-          id standardAttributes customAttributes roles { edges { node { key } } } groups { edges { node { key } } } } }`,
+          id standardAttributes customAttributes roles { edges { node { key } } } groups { edges { node { key } } }
+          authenticators { totalCount edges { node { kind type isDefault claims } } }
+          primaryPassword { kind type } secondaryPassword { type } primaryOOBOTPEmailAuthenticator { type }
+          secondaryOOBOTPEmailAuthenticators { type claims } secondaryTOTPAuthenticators { type claims } } }`,
     );
     expect(idOf(res, 'getUserByLoginID')).to.equal(detail?.user_id);
     const user = res.data?.getUserByLoginID as Record<string, unknown>;
@@ -79,6 +82,24 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
     expect(user.customAttributes).to.deep.equal({ member_id: 'M-7' });
     expect(user.roles).to.deep.equal({ edges: [{ node: { key: 'admin' } }] });
     expect(user.groups).to.deep.equal({ edges: [{ node: { key: 'team_a' } }] });
+    // Authgear's authenticator fields: kinds, types and OOB addresses; never a hash or a secret.
+    expect(user.primaryPassword).to.deep.equal({ kind: 'PRIMARY', type: 'PASSWORD' });
+    expect(user.secondaryPassword).to.deep.equal({ type: 'PASSWORD' });
+    expect(user.primaryOOBOTPEmailAuthenticator).to.equal(null);
+    expect(user.secondaryOOBOTPEmailAuthenticators).to.deep.equal([
+      {
+        type: 'OOB_OTP_EMAIL',
+        claims: { 'https://authgear.com/claims/oob_otp/email': 'ann.mfa@example.com' },
+      },
+    ]);
+    expect(user.secondaryTOTPAuthenticators).to.deep.equal([{ type: 'TOTP', claims: {} }]);
+    const authenticators = user.authenticators as {
+      totalCount: number;
+      edges: { node: Record<string, unknown> }[];
+    };
+    expect(authenticators.totalCount).to.equal(4);
+    expect(authenticators.edges.filter((e) => e.node.isDefault)).to.have.length(1);
+    expect(JSON.stringify(res)).not.to.include(HASH).and.not.include('JBSWY3DPEHPK3PXP');
     const { rows } = await service
       .db()
       .query(
