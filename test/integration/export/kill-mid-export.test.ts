@@ -7,7 +7,8 @@ import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../support/worker-process.js';
 
-const USERS = 60_000;
+// Enough that writing them outlasts several heartbeats (500 ms each), so the kill lands mid-file.
+const USERS = 150_000;
 
 /**
  * A worker killed with SIGKILL in the middle of an export leaves no file: the blob's blocks were
