@@ -9,10 +9,20 @@ export const exportRequestSchema = {
   required: ['format'],
   properties: {
     format: { enum: ['csv', 'ndjson'] },
+    // The file gzip-compressed (`.csv.gz`, `.ndjson.gz`); absent: as is.
+    compression: { enum: ['gzip'] },
+    // Only users created after, or updated since, this time (RFC 3339 with an offset); only
+    // disabled (true) or enabled (false) users.
+    created_after: { type: 'string', format: 'date-time' },
+    updated_since: { type: 'string', format: 'date-time' },
+    disabled: { type: 'boolean' },
     csv: {
       type: 'object',
       additionalProperties: false,
       properties: {
+        // A cell starting with =, +, -, @, tab or carriage return gets a leading ' (OWASP), so a
+        // spreadsheet shows it as text instead of running it as a formula.
+        escape_formulas: { type: 'boolean', default: false },
         fields: {
           type: 'array',
           minItems: 1,

@@ -1,4 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import { configSchema } from './config.schema.js';
 import { exportRequestSchema } from './export-request.schema.js';
@@ -43,6 +44,8 @@ const configAjv = new Ajv2020({ allErrors: true, useDefaults: true, coerceTypes:
 export const validateConfig = configAjv.compile<ConfigDocument>(configSchema);
 
 const contractAjv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+// RFC 3339 times with an offset (the export filters).
+contractAjv.addFormat('date-time', fullFormats['date-time']);
 
 /** Validates a message read from the task bus. */
 export const validateTaskMessage = contractAjv.compile<TaskMessage>(taskMessageSchema);

@@ -57,7 +57,17 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
         field_names: names,
       });
     }
-    const options: ExportTaskOptions = { format: request.format, fields };
+    const options: ExportTaskOptions = {
+      format: request.format,
+      fields,
+      escapeFormulas: request.csv?.escape_formulas === true,
+      ...(request.compression ? { compression: request.compression } : {}),
+      filters: {
+        ...(request.created_after ? { created_after: request.created_after } : {}),
+        ...(request.updated_since ? { updated_since: request.updated_since } : {}),
+        ...(request.disabled === undefined ? {} : { disabled: request.disabled }),
+      },
+    };
     const id = newTaskId('export');
     const task = await admitExport(pool, config.export, {
       id,

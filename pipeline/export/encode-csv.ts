@@ -17,6 +17,18 @@ const CSV_OPTIONS: Options = {
   },
 };
 
+/** What a spreadsheet reads as the start of a formula (OWASP's list). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * With `csv.escape_formulas`: a string cell that a spreadsheet would run as a formula gets a
+ * leading `'`, so it is shown as text. Numbers, booleans and JSON cells are left as they are.
+ */
+const ESCAPING_OPTIONS: Options = {
+  ...CSV_OPTIONS,
+  cast: { ...CSV_OPTIONS.cast, string: (value) => (FORMULA_START.test(value) ? `'${value}` : value) },
+};
+
 /** A number in plain decimal, never with an exponent: 1e21 -> "1000000000000000000000", 1.5e-7 -> "0.00000015". */
 export function plainDecimal(value: number): string {
   const text = String(value);
@@ -32,7 +44,8 @@ export function plainDecimal(value: number): string {
 }
 
 /** Rows (in arrays) -> CSV text, starting with the header row, which is written even for 0 users. */
-export function encodeCsv(header: readonly string[]): Transform {
+export function encodeCsv(header: readonly string[], { escapeFormulas = false } = {}): Transform {
+  const options = escapeFormulas ? ESCAPING_OPTIONS : CSV_OPTIONS;
   let headerWritten = false;
   const withHeader = (rows: unknown[][]) => {
     if (headerWritten) return rows;
@@ -43,10 +56,10 @@ export function encodeCsv(header: readonly string[]): Transform {
     writableObjectMode: true,
     writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
     transform(rows: unknown[][], _enc, done: TransformCallback) {
-      done(null, stringify(withHeader(rows), CSV_OPTIONS));
+      done(null, stringify(withHeader(rows), options));
     },
     flush(done: TransformCallback) {
-      done(null, headerWritten ? undefined : stringify([header], CSV_OPTIONS));
+      done(null, headerWritten ? undefined : stringify([header], options));
     },
   });
 }

@@ -7,10 +7,22 @@ const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
   ndjson: 'application/x-ndjson',
 };
 
-/** `<project>-<task_id>-<YYYYMMDDhhmmss>Z.<csv|ndjson>` (DECISIONS.md), stamped with `at` in UTC. */
-export function exportFileName(projectId: string, taskId: string, format: ExportFormat, at: Date): string {
+/** How the file is compressed: gzip, or not at all. */
+export type ExportCompression = 'gzip' | undefined;
+
+/**
+ * `<project>-<task_id>-<YYYYMMDDhhmmss>Z.<csv|ndjson>` (DECISIONS.md), stamped with `at` in UTC;
+ * `.gz` after it when gzip-compressed.
+ */
+export function exportFileName(
+  projectId: string,
+  taskId: string,
+  format: ExportFormat,
+  at: Date,
+  compression?: ExportCompression,
+): string {
   const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 14);
-  return `${projectId}-${taskId}-${stamp}Z.${format}`;
+  return `${projectId}-${taskId}-${stamp}Z.${format}${compression === 'gzip' ? '.gz' : ''}`;
 }
 
 /**
@@ -20,14 +32,18 @@ export function exportFileName(projectId: string, taskId: string, format: Export
  * list, never touches another's; the file keeps its name as the download's (Content-Disposition).
  */
 export function attemptBlobName(fileName: string): string {
-  const dot = fileName.lastIndexOf('.');
+  const dot = fileName.replace(/\.gz$/, '').lastIndexOf('.');
   return `${fileName.slice(0, dot)}.${randomBytes(4).toString('hex')}${fileName.slice(dot)}`;
 }
 
 /** How the file is served through its signed URL: its content type, and as an attachment. */
-export function exportFileHeaders(fileName: string, format: ExportFormat): BlobHeaders {
+export function exportFileHeaders(
+  fileName: string,
+  format: ExportFormat,
+  compression?: ExportCompression,
+): BlobHeaders {
   return {
-    contentType: CONTENT_TYPES[format],
+    contentType: compression === 'gzip' ? 'application/gzip' : CONTENT_TYPES[format],
     contentDisposition: `attachment; filename="${fileName}"`,
   };
 }

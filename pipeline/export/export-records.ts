@@ -22,6 +22,23 @@ function standardAttribute(name: (typeof STANDARD_ATTRIBUTES)[number]): string {
   return `'${name}', u.standard_attributes->'${name}'`;
 }
 
+/** The users an export keeps (none of its filters set: every user). */
+export interface ExportFilters {
+  /** RFC 3339: users created after it. */
+  readonly created_after?: string;
+  /** RFC 3339: users updated at or after it. */
+  readonly updated_since?: string;
+  readonly disabled?: boolean;
+}
+
+// COPY takes no parameters: the filters reach the records statement (and its count) as settings
+// of the export's transaction, an empty one meaning "any".
+const setting = (name: string) => `nullif(current_setting('export.${name}'), '')`;
+const USER_FILTER_SQL = `
+      (${setting('created_after')} IS NULL OR u.created_at > ${setting('created_after')}::timestamptz)
+  AND (${setting('updated_since')} IS NULL OR u.updated_at >= ${setting('updated_since')}::timestamptz)
+  AND (${setting('disabled')} IS NULL OR u.is_disabled = ${setting('disabled')}::boolean)`;
+
 /**
  * One user's full export record as JSON, assembled by one statement in creation order (the
  * keyset (created_at, id) of index users_created_at_id): standard attributes, roles, groups,
@@ -68,6 +85,7 @@ SELECT json_strip_nulls(json_build_object(
   'custom_attributes', u.custom_attributes
 ))
 FROM users u
+WHERE ${USER_FILTER_SQL}
 ORDER BY u.created_at, u.id`;
 
 /** An exported user as the records statement writes it (after JSON.parse). */
@@ -82,10 +100,25 @@ export function streamUserRecords(client: PoolClient): NodeJS.ReadableStream {
 }
 
 /** Sets the per-session values the records statement reads, and counts the users it will write. */
-export async function prepareSnapshot(client: PoolClient, totpIssuer: string): Promise<number> {
+export async function prepareSnapshot(
+  client: PoolClient,
+  totpIssuer: string,
+  filters: ExportFilters = {},
+): Promise<number> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-  await client.query(`SELECT set_config('export.totp_issuer', $1, true)`, [totpIssuer]);
-  const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM users');
+  await client.query(
+    `SELECT set_config('export.totp_issuer', $1, true), set_config('export.created_after', $2, true),
+            set_config('export.updated_since', $3, true), set_config('export.disabled', $4, true)`,
+    [
+      totpIssuer,
+      filters.created_after ?? '',
+      filters.updated_since ?? '',
+      filters.disabled?.toString() ?? '',
+    ],
+  );
+  const { rows } = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM users u WHERE ${USER_FILTER_SQL}`,
+  );
   return rows[0]?.n ?? 0;
 }
 

@@ -1,5 +1,6 @@
 import { PassThrough, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import type { ExportFormat } from '../../schemas/index.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
@@ -10,9 +11,10 @@ import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
-import { attemptBlobName, exportFileHeaders, exportFileName } from './export-file.js';
+import { attemptBlobName, type ExportCompression, exportFileHeaders, exportFileName } from './export-file.js';
 import {
   copyLinesToRecords,
+  type ExportFilters,
   prepareSnapshot,
   RECORD_ARRAYS_IN_FLIGHT,
   streamUserRecords,
@@ -21,10 +23,16 @@ import {
 import type { ExportField } from './pointers.js';
 import { projectPointers } from './project-pointers.js';
 
-/** What POST stored beside the task: the format and, for CSV, the resolved columns. */
+/**
+ * What POST stored beside the task: the format, for CSV the resolved columns and whether formulas
+ * are escaped, the compression and the filters.
+ */
 export interface ExportTaskOptions {
   readonly format: ExportFormat;
   readonly fields: readonly ExportField[];
+  readonly escapeFormulas?: boolean;
+  readonly compression?: ExportCompression;
+  readonly filters?: ExportFilters;
 }
 
 /**
@@ -40,7 +48,13 @@ export async function runExport(
 ): Promise<void> {
   const storage = requireExportStorage(blobs);
   const options = run.task.options as unknown as ExportTaskOptions;
-  const fileName = exportFileName(run.task.project_id, run.task.id, options.format, new Date());
+  const fileName = exportFileName(
+    run.task.project_id,
+    run.task.id,
+    options.format,
+    new Date(),
+    options.compression,
+  );
   const blobName = attemptBlobName(fileName);
   let exported: number;
   try {
@@ -66,12 +80,19 @@ async function writeExportFile(
   const client = await pool.connect();
   let failed: unknown;
   try {
-    const total = await prepareSnapshot(client, config.project.publicOrigin);
+    const total = await prepareSnapshot(client, config.project.publicOrigin, options.filters);
     await setProgressTotal(pool, run.task.id, total);
-    const encoded =
+    const encoded: NodeJS.ReadWriteStream[] =
       options.format === 'csv'
-        ? [projectPointers(options.fields), encodeCsv(options.fields.map((f) => f.field_name))]
+        ? [
+            projectPointers(options.fields),
+            encodeCsv(
+              options.fields.map((f) => f.field_name),
+              { escapeFormulas: options.escapeFormulas === true },
+            ),
+          ]
         : [encodeNdjson()];
+    if (options.compression === 'gzip') encoded.push(createGzip());
     const file = new PassThrough();
     // Both settle before this attempt ends: a block still being staged when the other side failed
     // would otherwise land after the blocks were discarded, and stay.
@@ -80,7 +101,12 @@ async function writeExportFile(
         signal: run.signal,
       }),
       blobs
-        .upload(names.blobName, file, exportFileHeaders(names.fileName, options.format), run.signal)
+        .upload(
+          names.blobName,
+          file,
+          exportFileHeaders(names.fileName, options.format, options.compression),
+          run.signal,
+        )
         .catch((err: unknown) => {
           file.destroy(err instanceof Error ? err : new Error(String(err))); // stops the producer too
           throw err;
