@@ -3,7 +3,7 @@ import type { Pool } from '../../pipeline/db/pool.js';
 import { countPendingImportRecords, findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
-import { findImportDetails } from '../../pipeline/import/import-details.js';
+import { type DetailsPage, findImportDetails } from '../../pipeline/import/import-details.js';
 import { createImportTask } from '../../pipeline/import/import-tasks.js';
 import { sealRecords } from '../../pipeline/import/parse-records.js';
 import { isTaskId } from '../../pipeline/tasks/task-id.js';
@@ -63,7 +63,7 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
     const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);
     if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such import task');
-    ctx.body = await importStatus(pool, task);
+    ctx.body = await importStatus(pool, task, detailsQuery(ctx.query));
   });
 
   return router;
@@ -88,11 +88,55 @@ async function refuseWhenBacklogged(pool: Pool, project: string, limit: number):
   );
 }
 
-/** The import task as spec 2.3 shows it, with the members of DECISIONS.md. */
-async function importStatus(pool: Pool, task: TaskRow): Promise<Record<string, unknown>> {
+const OUTCOMES = ['inserted', 'updated', 'skipped', 'failed'] as const;
+/** The largest page of details one status read returns. */
+const MAX_DETAILS_LIMIT = 10_000;
+
+/**
+ * `?details=false` (no details), `?outcome=` (one outcome's details), `?offset=&limit=` (a page of
+ * them, limit at most 10,000); none of them: every detail, as spec 4.4 shows.
+ */
+function detailsQuery(query: Record<string, string | string[] | undefined>): DetailsPage | false {
+  const one = (name: string) => {
+    const value = query[name];
+    if (Array.isArray(value)) throw new ImportRequestError(400, `${name} is given more than once`);
+    return value;
+  };
+  const details = one('details');
+  if (details !== undefined && details !== 'true' && details !== 'false') {
+    throw new ImportRequestError(400, 'details must be true or false');
+  }
+  if (details === 'false') return false;
+  const outcome = one('outcome');
+  if (outcome !== undefined && !(OUTCOMES as readonly string[]).includes(outcome)) {
+    throw new ImportRequestError(400, `outcome must be one of ${OUTCOMES.join(', ')}`);
+  }
+  const integer = (name: string, min: number, max: number) => {
+    const value = one(name);
+    if (value === undefined) return undefined;
+    const n = /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
+    if (!(n >= min && n <= max))
+      throw new ImportRequestError(400, `${name} must be an integer from ${min} to ${max}`);
+    return n;
+  };
+  const offset = integer('offset', 0, 999_999_999);
+  const limit = integer('limit', 1, MAX_DETAILS_LIMIT);
+  return {
+    ...(outcome ? { outcome: outcome as NonNullable<DetailsPage['outcome']> } : {}),
+    ...(offset === undefined ? {} : { offset }),
+    ...(limit === undefined ? {} : { limit }),
+  };
+}
+
+/** The import task as spec 2.3 shows it, with the members of DECISIONS.md; details as asked. */
+async function importStatus(
+  pool: Pool,
+  task: TaskRow,
+  page: DetailsPage | false,
+): Promise<Record<string, unknown>> {
   const status = taskStatus(task);
   if (task.status === 'pending') return status;
   if (task.summary) status.summary = task.summary;
-  status.details = await findImportDetails(pool, task.id);
+  if (page) status.details = await findImportDetails(pool, task.id, page);
   return status;
 }

@@ -204,7 +204,7 @@ export async function saveImportProgress(client: PoolClient, id: string, process
   );
 }
 
-/** Completes an import with a summary counted from its details (each record once). */
+/** Completes an import with a summary counted from its details (each record once, and its warnings). */
 export async function completeImport(db: Queryable, id: string): Promise<void> {
   await db.query(
     `UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(),
@@ -213,7 +213,8 @@ export async function completeImport(db: Queryable, id: string): Promise<void> {
                 'inserted', count(*) FILTER (WHERE outcome = 'inserted'),
                 'updated', count(*) FILTER (WHERE outcome = 'updated'),
                 'skipped', count(*) FILTER (WHERE outcome = 'skipped'),
-                'failed', count(*) FILTER (WHERE outcome = 'failed'))
+                'failed', count(*) FILTER (WHERE outcome = 'failed'),
+                'warnings', coalesce(sum(jsonb_array_length(warnings)), 0))
               FROM import_details d WHERE d.task_id = t.id)
       WHERE t.id = $1 AND t.status = 'pending'`,
     [id],

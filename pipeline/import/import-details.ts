@@ -10,14 +10,28 @@ interface DetailRow {
   errors: ImportDetail['errors'] | null;
 }
 
+/** Which details a status read shows: of one outcome only, and a page of them. */
+export interface DetailsPage {
+  readonly outcome?: ImportDetail['outcome'];
+  readonly offset?: number;
+  readonly limit?: number;
+}
+
 /**
- * The stored result of every record of an import task, in request order. Absent values are
- * omitted, never null; the record itself is shown exactly as stored.
+ * The stored result of the records of an import task, in request order (those of `outcome`, from
+ * `offset`, at most `limit`). Absent values are omitted, never null; the record itself is shown
+ * exactly as stored.
  */
-export async function findImportDetails(db: Queryable, taskId: string): Promise<ImportDetail[]> {
+export async function findImportDetails(
+  db: Queryable,
+  taskId: string,
+  page: DetailsPage = {},
+): Promise<ImportDetail[]> {
   const { rows } = await db.query<DetailRow>(
-    `SELECT index, record, outcome, user_id, warnings, errors FROM import_details WHERE task_id = $1 ORDER BY index`,
-    [taskId],
+    `SELECT index, record, outcome, user_id, warnings, errors FROM import_details
+      WHERE task_id = $1 AND ($2::text IS NULL OR outcome = $2)
+      ORDER BY index OFFSET $3 LIMIT $4`,
+    [taskId, page.outcome ?? null, page.offset ?? 0, page.limit ?? null],
   );
   return rows.map((d) => ({
     index: d.index,

@@ -8,7 +8,13 @@ import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 import { redactRecord } from './secret-members.js';
 import { claimKey, cloneUserState, type UserState } from './user-state.js';
 import type { RecordValidator, ValidRecord } from './validate-record.js';
-import { type ImportWarning, insertWarnings, SKIP_WARNING, updateWarnings } from './warnings.js';
+import {
+  type ImportWarning,
+  insertWarnings,
+  repeatWarning,
+  SKIP_WARNING,
+  updateWarnings,
+} from './warnings.js';
 
 /** The result of one record, as stored in import_details and shown by the status endpoint. */
 export interface ImportDetail {
@@ -57,6 +63,8 @@ export interface PreparedRecord {
   readonly index: number;
   readonly raw: unknown;
   readonly checked: ReturnType<RecordValidator>;
+  /** The index of the nearest earlier record of the request with the same identifier value. */
+  readonly repeats?: number;
 }
 
 /** Validates one record (the validation stage's function, before any batch transaction). */
@@ -91,8 +99,9 @@ export function planBatch(
 
   const userFor = (id: string): UserState | undefined => current.get(id) ?? state.users.get(id);
 
-  for (const { index, raw, checked } of records) {
+  for (const { index, raw, checked, repeats } of records) {
     const record = redactRecord(raw);
+    const repeat: ImportWarning[] = repeats === undefined ? [] : [repeatWarning(options.identifier, repeats)];
     if (!checked.ok) {
       details.push({ index, outcome: 'failed', record, errors: [envelopeError(checked.error)] });
       continue;
@@ -104,7 +113,13 @@ export function planBatch(
     const existing = ownerId ? userFor(ownerId) : undefined;
 
     if (ownerId && !options.upsert) {
-      details.push({ index, outcome: 'skipped', user_id: ownerId, record, warnings: [SKIP_WARNING] });
+      details.push({
+        index,
+        outcome: 'skipped',
+        user_id: ownerId,
+        record,
+        warnings: [...repeat, SKIP_WARNING],
+      });
       continue;
     }
     const isInsert = !ownerId || !existing;
@@ -118,9 +133,12 @@ export function planBatch(
     }
     if (!before.has(working.id)) before.set(working.id, existing ? cloneUserState(existing) : undefined);
     current.set(working.id, working);
-    const warnings = isInsert
-      ? insertWarnings(valid.record, options.project)
-      : updateWarnings(valid.record, options.project);
+    const warnings = [
+      ...repeat,
+      ...(isInsert
+        ? insertWarnings(valid.record, options.project)
+        : updateWarnings(valid.record, options.project)),
+    ];
     details.push({
       index,
       outcome: isInsert ? 'inserted' : 'updated',

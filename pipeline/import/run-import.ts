@@ -10,7 +10,7 @@ import { applyBatch } from './apply-batch.js';
 import { batchRecords } from './batch-records.js';
 import { recordStages } from './parse-records.js';
 import type { ImportOptions, PreparedRecord } from './plan-batch.js';
-import { recordValidator, validateRecords } from './validate-record.js';
+import { markRepeatedIdentifiers, recordValidator, validateRecords } from './validate-record.js';
 
 /** The request members other than the records, kept in the task row (and in its message). */
 export interface ImportTaskOptions {
@@ -42,6 +42,7 @@ export async function runImport(
     [
       ...recordStages(message, secrets),
       validateRecords(options.validate),
+      markRepeatedIdentifiers(options.identifier),
       batchRecords(config.importBatchSize, task.progress_processed),
       new Writable({
         objectMode: true,

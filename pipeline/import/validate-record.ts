@@ -8,12 +8,12 @@ import {
 } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError } from '../errors.js';
-import { LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
+import { KEY_OF_ATTRIBUTE, LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
 import { type Normalized, normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
 import { unstorableStrings } from '../storable-text.js';
 import { customAttributeChecks } from './custom-attributes.js';
 import type { IndexedRecord } from './parse-records.js';
-import { prepareRecord } from './plan-batch.js';
+import { type PreparedRecord, prepareRecord } from './plan-batch.js';
 
 /** A record that passed validation, with its login id values normalized (null: to delete). */
 export interface ValidRecord {
@@ -106,6 +106,27 @@ export function validateRecords(validate: RecordValidator): Transform {
     highWaterMark: 64,
     transform(record: IndexedRecord, _enc, done: TransformCallback) {
       done(null, prepareRecord(record, validate));
+    },
+  });
+}
+
+/**
+ * Marks each record whose identifier value an earlier record of the request has (`repeats`: the
+ * nearest earlier index), whichever batch each falls in. Sees every record, those an earlier
+ * attempt applied too, so a resumed task marks the same records.
+ */
+export function markRepeatedIdentifiers(identifier: ImportIdentifier): Transform {
+  const key = KEY_OF_ATTRIBUTE[identifier];
+  const seen = new Map<string, number>();
+  return new Transform({
+    objectMode: true,
+    highWaterMark: 64,
+    transform(record: PreparedRecord, _enc, done: TransformCallback) {
+      const value = record.checked.ok ? record.checked.valid.loginIds.get(key)?.value : undefined;
+      if (value === undefined) return done(null, record);
+      const earlier = seen.get(value);
+      seen.set(value, record.index);
+      done(null, earlier === undefined ? record : { ...record, repeats: earlier });
     },
   });
 }

@@ -44,6 +44,11 @@ export function updateWarnings(record: ImportRecord, project: ProjectConfig): Im
   return [...warnings, ...customAttributeWarnings(record, project)];
 }
 
+/** The warning of a record whose identifier value an earlier record of the same request has. */
+export function repeatWarning(identifier: string, earlier: number): ImportWarning {
+  return { message: `${identifier} repeats record ${earlier}; the records apply in request order.` };
+}
+
 /** The warning of a skipped record (upsert false and the user exists). */
 export const SKIP_WARNING: ImportWarning = { message: 'skipping because upsert = false and user exists' };
 

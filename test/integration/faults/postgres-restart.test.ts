@@ -53,6 +53,7 @@ describe('Postgres restarted during an import and an export', function () {
       updated: 0,
       skipped: 0,
       failed: 0,
+      warnings: 0,
     });
     const { rows } = await service
       .db()

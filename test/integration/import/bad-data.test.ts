@@ -41,7 +41,14 @@ describe('import of bad data: each bad record fails alone', function () {
     ];
     const status = await service.run({ identifier: 'email', records });
     expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
-    expect(status.summary).to.deep.equal({ total: 10, inserted: 3, updated: 0, skipped: 0, failed: 7 });
+    expect(status.summary).to.deep.equal({
+      total: 10,
+      inserted: 3,
+      updated: 0,
+      skipped: 0,
+      failed: 7,
+      warnings: 0,
+    });
     const details = status.details as Detail[];
     expect(details.map((d) => d.outcome)).to.deep.equal(
       [

@@ -45,7 +45,14 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
       },
     };
     const status = await service.run({ identifier: 'email', records: [record] });
-    expect(status.summary).to.deep.equal({ total: 1, inserted: 1, updated: 0, skipped: 0, failed: 0 });
+    expect(status.summary).to.deep.equal({
+      total: 1,
+      inserted: 1,
+      updated: 0,
+      skipped: 0,
+      failed: 0,
+      warnings: 0,
+    });
     const [detail] = status.details as Record<string, unknown>[];
     expect(detail?.outcome).to.equal('inserted');
     expect(detail?.index).to.equal(0);
@@ -130,7 +137,14 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
       identifier: 'email',
       records: [{ email: 'BO@example.com', name: 'Robert' }],
     });
-    expect(skipped.summary).to.deep.equal({ total: 1, inserted: 0, updated: 0, skipped: 1, failed: 0 });
+    expect(skipped.summary).to.deep.equal({
+      total: 1,
+      inserted: 0,
+      updated: 0,
+      skipped: 1,
+      failed: 0,
+      warnings: 1,
+    });
     expect(skipped.details).to.deep.equal([
       {
         index: 0,
@@ -145,7 +159,14 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
       identifier: 'email',
       records: [{ email: 'bo@example.com', name: 'Robert' }],
     });
-    expect(updated.summary).to.deep.equal({ total: 1, inserted: 0, updated: 1, skipped: 0, failed: 0 });
+    expect(updated.summary).to.deep.equal({
+      total: 1,
+      inserted: 0,
+      updated: 1,
+      skipped: 0,
+      failed: 0,
+      warnings: 0,
+    });
     expect((updated.details as { user_id: string; outcome: string }[])[0]).to.deep.include({
       outcome: 'updated',
       user_id: userId,
@@ -170,7 +191,14 @@ describe('import outcomes (HTTP -> Kafka -> worker -> Postgres)', function () {
         { email: 'ok7@example.com' },
       ],
     });
-    expect(status.summary).to.deep.equal({ total: 8, inserted: 2, updated: 0, skipped: 0, failed: 6 });
+    expect(status.summary).to.deep.equal({
+      total: 8,
+      inserted: 2,
+      updated: 0,
+      skipped: 0,
+      failed: 6,
+      warnings: 0,
+    });
     const details = status.details as {
       outcome: string;
       errors?: Record<string, unknown>[];

@@ -64,7 +64,7 @@ for (const transport of ['postgres', 'kafka'] as const) {
         [id],
       );
       expect(rows[0]).to.deep.equal({
-        summary: { total: RECORDS, inserted: RECORDS, updated: 0, skipped: 0, failed: 0 },
+        summary: { total: RECORDS, inserted: RECORDS, updated: 0, skipped: 0, failed: 0, warnings: 0 },
         details: RECORDS,
         indexes: RECORDS,
         users: RECORDS,

@@ -66,6 +66,7 @@ describe('two `make pipeline` workers in one Kafka consumer group', function () 
         updated: 0,
         skipped: 0,
         failed: 0,
+        warnings: 0,
       });
     }
     const [first, second] = await eventually(
