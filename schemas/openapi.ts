@@ -14,6 +14,15 @@ function component<T extends { $id: string }>({ $id: _id, ...schema }: T): Omit<
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const errorResponse = (description: string) => ({ description, content: json(ref('ErrorEnvelope')) });
+/** A query parameter of the import status read that picks its details. */
+const detailsParameter = (name: string, description: string, schema: Record<string, unknown>) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+
 const taskId = (prefix: string) => ({
   name: 'id',
   in: 'path',
@@ -135,10 +144,25 @@ export const openApiDocument = {
     '/_api/admin/users/import/{id}': {
       get: {
         summary: 'Read an import task: progress, then summary and details',
-        parameters: [taskId('userimport')],
+        parameters: [
+          taskId('userimport'),
+          detailsParameter('outcome', 'Only the details of this outcome', {
+            enum: ['inserted', 'updated', 'skipped', 'failed'],
+          }),
+          detailsParameter('offset', 'Details to pass over (in request order)', {
+            type: 'integer',
+            minimum: 0,
+          }),
+          detailsParameter('limit', 'Details to show at most', {
+            type: 'integer',
+            minimum: 1,
+            maximum: 10000,
+          }),
+          detailsParameter('details', 'false: no details at all', { enum: ['true', 'false'] }),
+        ],
         responses: {
           '200': { description: 'The task', content: json(ref('TaskStatus')) },
-          '400': { description: 'A malformed task id', content: json(ref('ImportError')) },
+          '400': { description: 'A malformed task id or query', content: json(ref('ImportError')) },
           '404': errorResponse('No such task (TaskNotFound)'),
           ...common,
         },
