@@ -1,13 +1,18 @@
-import { GraphQLBoolean, GraphQLEnumType, GraphQLList, GraphQLObjectType, GraphQLString } from 'graphql';
+import { GraphQLBoolean, GraphQLList, GraphQLObjectType, GraphQLString } from 'graphql';
 import type { UserRecord } from '../../pipeline/db/lookup-records.js';
 import type { AuthenticatorRecord } from '../../pipeline/db/user-authenticators.js';
 import { connectionType, listConnection, pageArguments } from './connections.js';
 import type { GraphQLContext } from './context.js';
-import { EntityInterface, entityFields, listOf, NodeInterface, nonNull } from './entity-types.js';
+import {
+  EntityInterface,
+  entityFields,
+  enumOf,
+  listOf,
+  NodeInterface,
+  nonNull,
+  pickClaims,
+} from './entity-types.js';
 import { jsonObject } from './scalars.js';
-
-const enumOf = (name: string, values: readonly string[]) =>
-  new GraphQLEnumType({ name, values: Object.fromEntries(values.map((v) => [v, { value: v }])) });
 
 const AuthenticatorKindEnum = enumOf('AuthenticatorKind', ['PRIMARY', 'SECONDARY']);
 const AuthenticatorTypeEnum = enumOf('AuthenticatorType', [
@@ -43,8 +48,7 @@ export const AuthenticatorType = new GraphQLObjectType<ShownAuthenticator, Graph
       type: nonNull(jsonObject('AuthenticatorClaims', 'The claims of an authenticator.')),
       args: { names: { type: new GraphQLList(nonNull(GraphQLString)) } },
       resolve: (a, { names }: { names?: string[] | null }, { project }) => {
-        const claims = authenticatorClaims(a, project.claimsNamespace);
-        return names ? Object.fromEntries(Object.entries(claims).filter(([k]) => names.includes(k))) : claims;
+        return pickClaims(authenticatorClaims(a, project.claimsNamespace), names);
       },
     },
   },

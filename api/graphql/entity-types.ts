@@ -76,12 +76,26 @@ export type IdentityRecord =
   | (LoginIdRecord & { readonly identity_type: 'LOGIN_ID' })
   | (OAuthConnectionRecord & { readonly identity_type: 'OAUTH' });
 
-export const IdentityTypeEnum = new GraphQLEnumType({
-  name: 'IdentityType',
-  values: Object.fromEntries(
-    ['ANONYMOUS', 'BIOMETRIC', 'LOGIN_ID', 'OAUTH', 'PASSKEY', 'SIWE'].map((v) => [v, { value: v }]),
-  ),
-});
+/** `claims(names:)`: the claims named, or all of them. */
+export function pickClaims<T>(
+  claims: Record<string, T>,
+  names: readonly string[] | null | undefined,
+): Record<string, T> {
+  return names ? Object.fromEntries(Object.entries(claims).filter(([k]) => names.includes(k))) : claims;
+}
+
+/** An enum of Authgear's schema whose values are their own names. */
+export const enumOf = (name: string, values: readonly string[]) =>
+  new GraphQLEnumType({ name, values: Object.fromEntries(values.map((v) => [v, { value: v }])) });
+
+export const IdentityTypeEnum = enumOf('IdentityType', [
+  'ANONYMOUS',
+  'BIOMETRIC',
+  'LOGIN_ID',
+  'OAUTH',
+  'PASSKEY',
+  'SIWE',
+]);
 
 export const IdentityType = new GraphQLObjectType<IdentityRecord & IdentityEntity, GraphQLContext>({
   name: 'Identity',
@@ -94,8 +108,7 @@ export const IdentityType = new GraphQLObjectType<IdentityRecord & IdentityEntit
       description: 'The claims of the identity; with `names`, only those.',
       args: { names: { type: new GraphQLList(nonNull(GraphQLString)) } },
       resolve: (i, { names }: { names?: string[] | null }, { project }) => {
-        const claims = identityClaims(i, project.claimsNamespace);
-        return names ? Object.fromEntries(Object.entries(claims).filter(([k]) => names.includes(k))) : claims;
+        return pickClaims(identityClaims(i, project.claimsNamespace), names);
       },
     },
   },

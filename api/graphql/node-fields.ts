@@ -2,10 +2,9 @@ import { GraphQLID, GraphQLList } from 'graphql';
 import { findUsersByIds } from '../../pipeline/db/lookups.js';
 import type { Queryable } from '../../pipeline/db/pool.js';
 import { keyedByIds } from '../../pipeline/db/roles-groups.js';
+import { UUID } from '../../pipeline/search/user-search.js';
 import type { GraphQLContext } from './context.js';
 import { NodeInterface, nonNull } from './entity-types.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Users, roles and groups by id, tagged with their type: ids are UUIDs of one space (the user id
@@ -13,7 +12,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * is not a UUID names nothing.
  */
 async function nodesById(db: Queryable, ids: readonly string[]): Promise<(object | null)[]> {
-  const wanted = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+  const wanted = [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => UUID.test(id)))];
   const [users, roles, groups] = await Promise.all([
     findUsersByIds(db, wanted),
     keyedByIds(db, 'role', wanted),

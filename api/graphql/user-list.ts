@@ -1,4 +1,4 @@
-import { GraphQLEnumType, GraphQLInt, GraphQLList, GraphQLString } from 'graphql';
+import { GraphQLInt, GraphQLList, GraphQLString } from 'graphql';
 import type { UserRecord } from '../../pipeline/db/lookup-records.js';
 import { findUsersByIds } from '../../pipeline/db/lookups.js';
 import {
@@ -12,11 +12,8 @@ import {
 } from '../../pipeline/search/user-search.js';
 import { type Connection, connectionType } from './connections.js';
 import type { GraphQLContext } from './context.js';
-import { nonNull } from './entity-types.js';
+import { enumOf, nonNull } from './entity-types.js';
 import { UserType } from './user-type.js';
-
-const enumOf = (name: string, values: readonly string[]) =>
-  new GraphQLEnumType({ name, values: Object.fromEntries(values.map((v) => [v, { value: v }])) });
 
 interface UsersArguments {
   searchKeyword?: string | null;

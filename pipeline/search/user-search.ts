@@ -49,7 +49,8 @@ export function userCursor(sortBy: UserSortBy, hit: SearchHit): string {
   return Buffer.from(`user:${sortBy}:${hit.sortMicros ?? '-'}:${hit.id}`).toString('base64url');
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A user, role or group id as this service writes it (lowercase UUID text). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The page start an `after` argument names; a cursor that is not one of ours is Invalid. */
 export function pageStart(after: string | null | undefined, sortBy: UserSortBy): PageStart {
