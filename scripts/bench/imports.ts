@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { Pool as HttpPool } from 'undici';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { batched } from './bench-schema.js';
-import { benchAdminKeys, benchPort, schemaUrl, startProcess } from './processes.js';
+import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const RECORDS = 100_000;
@@ -121,39 +120,19 @@ export async function benchImport(
   log(`raw COPY: ${Math.round(copyRate)} records/s`);
 
   const pool = await freshSchema(databaseUrl, 'bench_import');
-  const port = benchPort();
-  const { jwksFile, token } = await benchAdminKeys('import', port);
-  const projectFile = path.resolve('.bench/import-project.json'); // .bench exists: benchAdminKeys made it
+  const projectFile = path.resolve('.bench/import-project.json');
+  mkdirSync('.bench', { recursive: true });
   writeFileSync(projectFile, JSON.stringify({ custom_attributes: [{ name: 'member_id', type: 'string' }] }));
-  const env = {
-    DATABASE_URL: schemaUrl(databaseUrl, 'bench_import'),
-    KAFKA_BROKERS: brokers,
-    KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
-    ADMIN_JWKS_FILE: jwksFile,
-    PROJECT_CONFIG: projectFile,
-    TRUST_PROXY: 'true',
-    PORT: String(port),
-  };
-  const api = await startProcess('api/main.ts', [], env, 'Admin API on');
-  const worker = await startProcess('pipeline/main.ts', [], env, 'Pipeline workers running');
-  const http = new HttpPool(`http://localhost:${port}`, { connections: IN_FLIGHT });
+  const service = await startBenchService('import', {
+    databaseUrl,
+    schema: 'bench_import',
+    brokers,
+    env: () => ({ PROJECT_CONFIG: projectFile }),
+    connections: IN_FLIGHT,
+  });
   const bodies = requestBodies();
   try {
-    const send = async (body: string): Promise<string> => {
-      const res = await http.request({
-        path: '/_api/admin/users/import',
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'x-forwarded-proto': 'https',
-        },
-        body,
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`import refused: ${res.statusCode} ${text}`);
-      return (JSON.parse(text) as { id: string }).id;
-    };
+    const send = (body: string) => service.importRequest(body);
     const completed = async (ids: string[]) => {
       for (;;) {
         const { rows } = await pool.query<{ pending: number }>(
@@ -201,9 +180,7 @@ export async function benchImport(
       ),
     ];
   } finally {
-    await http.close();
-    await worker.stop();
-    await api.stop();
+    await service.stop();
     await pool.end();
   }
 }

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { Pool as HttpPool } from 'undici';
 
 /** A service process started for a benchmark, stopped with SIGTERM. */
 export interface BenchProcess {
@@ -105,4 +106,77 @@ export async function benchAdminKeys(
     .setExpirationTime('1h')
     .sign(privateKey);
   return { jwksFile, token };
+}
+
+/** The API and a worker of one bench section, on a schema of its own, with an admin token. */
+export interface BenchService {
+  readonly port: number;
+  readonly token: string;
+  /** The services' settings (for a command run against the same service, `make replay` say). */
+  readonly env: NodeJS.ProcessEnv;
+  /** POSTs an import request body over plain HTTP (as behind a TLS proxy); the task id. */
+  importRequest(body: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a section's API and worker on `schema` with Kafka under a fresh topic prefix, a fresh
+ * admin key (`name` names its JWKS file) and `env` on top, and keeps `connections` HTTP
+ * connections for its import calls.
+ */
+export async function startBenchService(
+  name: string,
+  {
+    databaseUrl,
+    schema,
+    brokers,
+    env = () => ({}),
+    connections = 4,
+  }: {
+    databaseUrl: string;
+    schema: string;
+    brokers: string;
+    env?: (port: number) => NodeJS.ProcessEnv;
+    connections?: number;
+  },
+): Promise<BenchService> {
+  const port = benchPort();
+  const { jwksFile, token } = await benchAdminKeys(name, port);
+  const serviceEnv = {
+    DATABASE_URL: schemaUrl(databaseUrl, schema),
+    KAFKA_BROKERS: brokers,
+    KAFKA_TOPIC_PREFIX: `bench${name}${Date.now()}.`,
+    ADMIN_JWKS_FILE: jwksFile,
+    TRUST_PROXY: 'true',
+    PORT: String(port),
+    ...env(port),
+  };
+  const api = await startProcess('api/main.ts', [], serviceEnv, 'Admin API on');
+  const worker = await startProcess('pipeline/main.ts', [], serviceEnv, 'Pipeline workers running');
+  const http = new HttpPool(`http://localhost:${port}`, { connections });
+  return {
+    port,
+    token,
+    env: serviceEnv,
+    async importRequest(body) {
+      const res = await http.request({
+        path: '/_api/admin/users/import',
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'x-forwarded-proto': 'https',
+        },
+        body,
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`import refused: ${res.statusCode} ${text}`);
+      return (JSON.parse(text) as { id: string }).id;
+    },
+    async stop() {
+      await http.close();
+      await worker.stop();
+      await api.stop();
+    },
+  };
 }

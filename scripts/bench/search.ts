@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import { Pool as HttpPool } from 'undici';
 import { kafkaClient } from '../../pipeline/bus/kafka.js';
 import { findUsersByLoginId } from '../../pipeline/db/lookups.js';
 import type { Pool } from '../../pipeline/db/pool.js';
@@ -19,7 +18,7 @@ import {
 import type { UserSearch, UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { generated } from './bench-schema.js';
 import { freshSchema, record } from './imports.js';
-import { benchAdminKeys, benchPort, schemaUrl, startProcess } from './processes.js';
+import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const PROJECT = 'default';
@@ -196,21 +195,13 @@ async function searchLag(
   // Quiet: polling before the sink has made the table fails, as expected.
   const ch = createClient({ url: clickhouseUrl, log: { level: ClickHouseLogLevel.OFF } });
   await ch.command({ query: `DROP DATABASE IF EXISTS ${database}` });
-  const port = benchPort();
-  const { jwksFile, token } = await benchAdminKeys('search', port);
-  const env = {
-    DATABASE_URL: schemaUrl(url, schema),
-    KAFKA_BROKERS: brokers,
-    KAFKA_TOPIC_PREFIX: `benchlag${Date.now()}.`,
-    CLICKHOUSE_URL: clickhouseUrl,
-    CLICKHOUSE_DATABASE: database,
-    ADMIN_JWKS_FILE: jwksFile,
-    TRUST_PROXY: 'true',
-    PORT: String(port),
-  };
-  const api = await startProcess('api/main.ts', [], env, 'Admin API on');
-  const worker = await startProcess('pipeline/main.ts', [], env, 'Pipeline workers running');
-  const http = new HttpPool(`http://localhost:${port}`, { connections: 2 });
+  const service = await startBenchService('search', {
+    databaseUrl: url,
+    schema,
+    brokers,
+    env: () => ({ CLICKHOUSE_URL: clickhouseUrl, CLICKHOUSE_DATABASE: database }),
+    connections: 2,
+  });
   const seen = new Map<string, number>();
   let polling = true;
   try {
@@ -239,18 +230,7 @@ async function searchLag(
       const records = Array.from({ length: LAG_RECORDS_PER_REQUEST }, (_, i) =>
         record(r * LAG_RECORDS_PER_REQUEST + i),
       );
-      const res = await http.request({
-        path: '/_api/admin/users/import',
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'x-forwarded-proto': 'https',
-        },
-        body: JSON.stringify({ identifier: 'email', records }),
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`import refused: ${res.statusCode} ${text}`);
+      await service.importRequest(JSON.stringify({ identifier: 'email', records }));
       await sleep(250); // a steady stream of imports, as an admin's tool sends them
     }
     const total = LAG_REQUESTS * LAG_RECORDS_PER_REQUEST;
@@ -285,9 +265,7 @@ async function searchLag(
     ];
   } finally {
     polling = false;
-    await http.close();
-    await worker.stop();
-    await api.stop();
+    await service.stop();
     await ch.close();
     await pool.end();
   }

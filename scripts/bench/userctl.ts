@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { generate } from 'selfsigned';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { freshSchema, rawCopy, record } from './imports.js';
-import { benchAdminKeys, benchPort, schemaUrl, startProcess } from './processes.js';
+import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const RECORDS = Number(process.env.BENCH_USERCTL_RECORDS ?? 1_000_000);
@@ -62,28 +62,25 @@ export async function benchUserctl(
   // A journal and results of an earlier run name another file: this run starts afresh.
   for (const old of [`${file}.state`, `${file}.results.ndjson`]) rmSync(old, { force: true });
   const pool = await freshSchema(databaseUrl, 'bench_userctl');
-  const port = benchPort();
-  const { jwksFile, token } = await benchAdminKeys('userctl', port);
   const pems = await generate([{ name: 'commonName', value: 'localhost' }], { keySize: 2048 });
   writeFileSync('.bench/userctl.crt', pems.cert);
   writeFileSync('.bench/userctl.key', pems.private, { mode: 0o600 });
   const projectFile = path.resolve('.bench/import-project.json');
   writeFileSync(projectFile, JSON.stringify({ custom_attributes: [{ name: 'member_id', type: 'string' }] }));
-  const env = {
-    DATABASE_URL: schemaUrl(databaseUrl, 'bench_userctl'),
-    KAFKA_BROKERS: brokers,
-    KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
-    ADMIN_JWKS_FILE: jwksFile,
-    PROJECT_CONFIG: projectFile,
-    PORT: String(port),
-    HTTPS_PORT: String(port + 1),
-    TLS_CERT_FILE: path.resolve('.bench/userctl.crt'),
-    TLS_KEY_FILE: path.resolve('.bench/userctl.key'),
-    // The whole file is accepted as fast as it is sent: back-pressure is not what is measured.
-    IMPORT_PENDING_RECORDS_LIMIT: String(RECORDS * 2),
-  };
-  const api = await startProcess('api/main.ts', [], env, 'Admin API on');
-  const worker = await startProcess('pipeline/main.ts', [], env, 'Pipeline workers running');
+  const service = await startBenchService('userctl', {
+    databaseUrl,
+    schema: 'bench_userctl',
+    brokers,
+    env: (port) => ({
+      PROJECT_CONFIG: projectFile,
+      HTTPS_PORT: String(port + 1),
+      TLS_CERT_FILE: path.resolve('.bench/userctl.crt'),
+      TLS_KEY_FILE: path.resolve('.bench/userctl.key'),
+      // The whole file is accepted as fast as it is sent: back-pressure is not what is measured.
+      IMPORT_PENDING_RECORDS_LIMIT: String(RECORDS * 2),
+    }),
+  });
+  const { port, token } = service;
   try {
     const importedFrom = new Date();
     const started = process.hrtime.bigint();
@@ -108,7 +105,7 @@ export async function benchUserctl(
     await pool.query('DELETE FROM users');
     const replayStarted = process.hrtime.bigint();
     const replayCode = await userctl(['replay', '--from', importedFrom.toISOString()], {
-      ...env,
+      ...service.env,
       LOG_LEVEL: 'warn',
     });
     if (replayCode !== 0) throw new Error(`replay: exit ${replayCode}`);
@@ -135,8 +132,7 @@ export async function benchUserctl(
       ),
     ];
   } finally {
-    await worker.stop();
-    await api.stop();
+    await service.stop();
     await pool.end();
   }
 }
