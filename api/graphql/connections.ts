@@ -7,8 +7,7 @@ import {
   type GraphQLOutputType,
   GraphQLString,
 } from 'graphql';
-import { ApiError } from '../../pipeline/errors.js';
-import { pageSize } from '../../pipeline/search/user-search.js';
+import { afterOffset, invalidCursor, offsetCursor, pageSize } from '../../pipeline/search/user-search.js';
 
 /** A Relay page as resolvers build it; `totalCount` may be computed only when asked for. */
 export interface Connection<T> {
@@ -58,9 +57,6 @@ export function connectionType(node: GraphQLObjectType): GraphQLObjectType {
 /** The arguments of a connection of a short list (a user's roles, say). */
 export const pageArguments = { first: { type: GraphQLInt }, after: { type: GraphQLString } };
 
-/** Authgear's offset cursor: base64url of `offset:<n>`. */
-export const offsetCursor = (offset: number) => Buffer.from(`offset:${offset}`).toString('base64url');
-
 /** A page of a list held in memory, with Authgear's offset cursors. */
 export function listConnection<T>(
   items: readonly T[],
@@ -68,24 +64,33 @@ export function listConnection<T>(
 ): Connection<T> {
   let from = 0;
   if (args.after !== null && args.after !== undefined) {
-    const offset = /^offset:(\d{1,9})$/.exec(Buffer.from(args.after, 'base64url').toString());
-    if (!offset) {
-      throw new ApiError('Invalid', 'InvalidCursor', 'after is not a cursor of this list', {
-        causes: [{ location: '/after', kind: 'cursor' }],
-      });
-    }
-    from = Number(offset[1]) + 1;
+    const offset = afterOffset(args.after);
+    if (offset === undefined) throw invalidCursor('after is not a cursor of this list');
+    from = offset;
   }
   const first = args.first === null || args.first === undefined ? items.length : pageSize(args.first);
   const edges = items.slice(from, from + first).map((node, i) => ({ cursor: offsetCursor(from + i), node }));
+  return connection(
+    edges,
+    { hasNextPage: from + edges.length < items.length, hasPreviousPage: from > 0 },
+    items.length,
+  );
+}
+
+/** A connection of these edges, its start and end cursors those of its first and last edge. */
+export function connection<T>(
+  edges: Connection<T>['edges'],
+  { hasNextPage, hasPreviousPage }: { hasNextPage: boolean; hasPreviousPage: boolean },
+  totalCount: Connection<T>['totalCount'],
+): Connection<T> {
   return {
     edges,
     pageInfo: {
-      hasNextPage: from + edges.length < items.length,
-      hasPreviousPage: from > 0,
+      hasNextPage,
+      hasPreviousPage,
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges.at(-1)?.cursor ?? null,
     },
-    totalCount: items.length,
+    totalCount,
   };
 }

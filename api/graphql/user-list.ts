@@ -1,5 +1,4 @@
 import { GraphQLInt, GraphQLList, GraphQLString } from 'graphql';
-import type { UserRecord } from '../../pipeline/db/lookup-records.js';
 import { findUsersByIds } from '../../pipeline/db/lookups.js';
 import {
   pageSize,
@@ -10,7 +9,7 @@ import {
   type UserSortBy,
   userCursor,
 } from '../../pipeline/search/user-search.js';
-import { type Connection, connectionType } from './connections.js';
+import { connection, connectionType } from './connections.js';
 import type { GraphQLContext } from './context.js';
 import { enumOf, nonNull } from './entity-types.js';
 import { UserType } from './user-type.js';
@@ -68,16 +67,8 @@ export const usersField = {
       const node = users.get(hit.id);
       return node ? [{ cursor: userCursor(sortBy, hit), node }] : [];
     });
-    const connection: Connection<UserRecord> = {
-      edges,
-      pageInfo: {
-        hasNextPage,
-        hasPreviousPage: request.start.kind !== 'first',
-        startCursor: edges[0]?.cursor ?? null,
-        endCursor: edges.at(-1)?.cursor ?? null,
-      },
-      totalCount: () => search.count(request),
-    };
-    return connection;
+    return connection(edges, { hasNextPage, hasPreviousPage: request.start.kind !== 'first' }, () =>
+      search.count(request),
+    );
   },
 };

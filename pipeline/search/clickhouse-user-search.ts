@@ -1,7 +1,7 @@
 import { chContains, chInt, chString, chStrings } from './clickhouse-sql.js';
 import { NEVER } from './search-rows.js';
 import { LIVE_TABLE, type SearchStore, searchIndexUnavailable } from './search-store.js';
-import type { UserSearch, UserSearchIndex } from './user-search.js';
+import { pageOf, type UserSearch, type UserSearchIndex } from './user-search.js';
 
 const SORT_COLUMN = { CREATED_AT: 'created_us', LAST_LOGIN_AT: 'last_login_us' } as const;
 
@@ -58,13 +58,10 @@ export function clickhouseUserSearch(store: SearchStore, projectId: string): Use
           ORDER BY ${sort} ${search.direction}, user_id ${search.direction}
           LIMIT ${chInt(search.first + 1)} OFFSET ${chInt(offset)}`,
       );
-      return {
-        hits: found.slice(0, search.first).map((r) => ({
-          id: r.user_id,
-          sortMicros: r.sort_us === NEVER ? null : r.sort_us,
-        })),
-        hasNextPage: found.length > search.first,
-      };
+      return pageOf(found, search.first, (r) => ({
+        id: r.user_id,
+        sortMicros: r.sort_us === NEVER ? null : r.sort_us,
+      }));
     },
 
     async count(search) {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/pool.js';
-import type { SearchHit, UserSearch, UserSearchIndex } from './user-search.js';
+import { pageOf, type UserSearch, type UserSearchIndex } from './user-search.js';
 
 // users(searchKeyword) on Postgres: `user_search_text` (sql/009_user_list.sql) under a trigram GIN
 // index answers the keyword; the page is a keyset over (sort value, id), so a cursor stays put
@@ -61,10 +61,7 @@ export function postgresUserSearch(db: Queryable): UserSearchIndex {
           LIMIT $${values.length} ${offset}`,
         values,
       );
-      const hits: SearchHit[] = rows
-        .slice(0, search.first)
-        .map((r) => ({ id: r.id, sortMicros: r.sort_micros }));
-      return { hits, hasNextPage: rows.length > search.first };
+      return pageOf(rows, search.first, (r) => ({ id: r.id, sortMicros: r.sort_micros }));
     },
 
     async count(search) {

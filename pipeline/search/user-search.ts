@@ -37,6 +37,11 @@ export interface UserSearchIndex {
   count(search: UserSearch): Promise<number>;
 }
 
+/** A page of hits from the `first + 1` rows an index read: the extra row tells that more follow. */
+export function pageOf<R>(rows: readonly R[], first: number, hit: (row: R) => SearchHit) {
+  return { hits: rows.slice(0, first).map(hit), hasNextPage: rows.length > first };
+}
+
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 1000;
 
@@ -52,19 +57,33 @@ export function userCursor(sortBy: UserSortBy, hit: SearchHit): string {
 /** A user, role or group id as this service writes it (lowercase UUID text). */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** Authgear's offset cursor: base64url of `offset:<n>`, the position of the edge it follows. */
+export const offsetCursor = (offset: number) => Buffer.from(`offset:${offset}`).toString('base64url');
+
+/** Where the page after an offset cursor starts, or undefined when `after` is not one. */
+export function afterOffset(after: string): number | undefined {
+  const offset = /^offset:(\d{1,9})$/.exec(Buffer.from(after, 'base64url').toString());
+  return offset ? Number(offset[1]) + 1 : undefined;
+}
+
+/** A cursor that is not one of this list's: Invalid/InvalidCursor. */
+export function invalidCursor(message: string): ApiError {
+  return new ApiError('Invalid', 'InvalidCursor', message, {
+    causes: [{ location: '/after', kind: 'cursor' }],
+  });
+}
+
 /** The page start an `after` argument names; a cursor that is not one of ours is Invalid. */
 export function pageStart(after: string | null | undefined, sortBy: UserSortBy): PageStart {
   if (after === null || after === undefined) return { kind: 'first' };
+  const offset = afterOffset(after);
+  if (offset !== undefined) return { kind: 'offset', offset };
   const text = Buffer.from(after, 'base64url').toString();
-  const offset = /^offset:(\d{1,9})$/.exec(text);
-  if (offset) return { kind: 'offset', offset: Number(offset[1]) + 1 };
   const user = /^user:([A-Z_]+):(-|-?\d{1,19}):(.+)$/.exec(text);
   if (user && user[1] === sortBy && UUID.test(user[3] as string)) {
     return { kind: 'after', sortMicros: user[2] === '-' ? null : (user[2] as string), id: user[3] as string };
   }
-  throw new ApiError('Invalid', 'InvalidCursor', 'after is not a cursor of this list and sort', {
-    causes: [{ location: '/after', kind: 'cursor' }],
-  });
+  throw invalidCursor('after is not a cursor of this list and sort');
 }
 
 /** The checked page size: `first` when given, else the default. */
