@@ -3,7 +3,7 @@ import { importRequestSchema } from './import-request.schema.js';
 /**
  * The message of the task bus: which task has work to do, and for an import the whole request, so
  * that the import topic is the durable log of imports (a replay reads it back). The records' secret
- * members are sealed (DECISIONS.md, Tasks); each record is checked by the worker. Keyed by task id
+ * members are sealed as one list (DECISIONS.md, Tasks); each record is checked by the worker. Keyed by task id
  * on Kafka.
  */
 export const taskMessageSchema = {
@@ -24,6 +24,8 @@ export const taskMessageSchema = {
       properties: {
         identifier: importRequestSchema.properties.identifier,
         upsert: { type: 'boolean' },
+        /** The records' secrets, sealed as one list; each secret member of a record is its position. */
+        secrets: { type: 'string', minLength: 1 },
         records: importRequestSchema.properties.records,
       },
     },

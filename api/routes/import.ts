@@ -52,7 +52,7 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
       project: config.project.id,
       identifier: request.identifier,
       upsert: request.upsert ?? false,
-      records: sealRecords(request.records, secrets),
+      ...sealRecords(request.records, secrets),
     });
     taskCreated();
     ctx.body = createdTask(task);

@@ -8,6 +8,8 @@ import type { ImportTaskOptions } from './run-import.js';
 export interface SealedImport extends ImportTaskOptions {
   readonly project: string;
   readonly records: readonly unknown[];
+  /** The sealed list of the records' secrets (SealedRecords). */
+  readonly secrets?: string | undefined;
   /** The import task whose logged message this one replays. */
   readonly replayOf?: string;
   /** The client's key for the request (an Idempotency-Key header). */
@@ -29,7 +31,11 @@ export async function createImportTask(db: Queryable, request: SealedImport): Pr
     message: importMessage(id, {
       project_id: request.project,
       ...(request.replayOf ? { replay_of: request.replayOf } : {}),
-      request: { ...options, records: request.records },
+      request: {
+        ...options,
+        ...(request.secrets ? { secrets: request.secrets } : {}),
+        records: request.records,
+      },
     }),
     options: { ...options },
     total: request.records.length,

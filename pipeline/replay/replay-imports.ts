@@ -144,6 +144,7 @@ export async function replayImports(
         identifier: loggedRequest.identifier,
         upsert,
         records: loggedRequest.records,
+        secrets: loggedRequest.secrets,
         replayOf: logged.task_id,
       });
       const next = (BigInt(message.offset) + 1n).toString();

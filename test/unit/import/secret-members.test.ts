@@ -30,7 +30,15 @@ describe('import/secret-members', () => {
     expect(redactRecord({ mfa: 'x' })).to.deep.equal({ mfa: 'x' });
   });
 
-  it('seals each secret for storage and opens it back when the worker reads the records', async () => {
+  /** The raw records the worker's stages read out of a message. */
+  async function readRecords(message: string, box: ReturnType<typeof secretBox>): Promise<unknown[]> {
+    const [source, parse] = recordStages(message, box);
+    const read: unknown[] = [];
+    for await (const r of source.pipe(parse)) read.push((r as { raw: unknown }).raw);
+    return read;
+  }
+
+  it('seals the secrets of a request as one list and opens it back when the worker reads the records', async () => {
     const box = secretBox(randomBytes(32));
     const records = [
       {
@@ -39,15 +47,42 @@ describe('import/secret-members', () => {
         mfa: { totp: { secret: 'S' } },
       },
       { email: 'b@x.test', password: ['odd', 1] },
+      { email: 'c@x.test', password: { type: 'bcrypt', password_hash: 7 } },
     ];
-    const input = JSON.stringify({ request: { records: sealRecords(records, box) } });
+    const sealed = sealRecords(records, box);
+    expect(sealed.records[0]).to.deep.equal({
+      email: 'a@x.test',
+      password: { type: 'bcrypt', password_hash: 0 },
+      mfa: { totp: { secret: 1 } },
+    });
+    const input = JSON.stringify({ task_id: 't', request: { identifier: 'email', ...sealed } });
     expect(input).not.to.include(HASH).and.not.to.include('"S"').and.not.to.include('odd');
-    const [source, parse] = recordStages(input, box);
-    const read: unknown[] = [];
-    for await (const r of source.pipe(parse)) read.push((r as { raw: unknown }).raw);
-    expect(read).to.deep.equal(records);
+    expect(await readRecords(input, box)).to.deep.equal(records);
     expect(mapSecretMembers({ email: 'c@x.test' }, () => 'never called')).to.deep.equal({
       email: 'c@x.test',
     });
+  });
+
+  it('reads a request without secrets, and one logged with a seal per secret', async () => {
+    const box = secretBox(randomBytes(32));
+    const plain = [{ email: 'first-string@x.test' }, { email: 'b@x.test', name: 'B' }];
+    const none = sealRecords(plain, box);
+    expect(none).to.deep.equal({ records: plain });
+    expect(await readRecords(JSON.stringify({ request: none }), box)).to.deep.equal(plain);
+
+    const older = [{ email: 'o@x.test', password: { type: 'bcrypt', password_hash: box.seal(HASH) } }];
+    expect(await readRecords(JSON.stringify({ request: { records: older } }), box)).to.deep.equal([
+      { email: 'o@x.test', password: { type: 'bcrypt', password_hash: HASH } },
+    ]);
+  });
+
+  it('refuses a record that names a secret its message lacks', async () => {
+    const box = secretBox(randomBytes(32));
+    const message = JSON.stringify({ request: { records: [{ password: { password_hash: 0 } }] } });
+    let caught: unknown;
+    await readRecords(message, box).catch((err) => {
+      caught = err;
+    });
+    expect(String(caught)).to.include('names a secret its message lacks');
   });
 });
