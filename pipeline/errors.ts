@@ -10,6 +10,7 @@ export type ErrorName =
   | 'Forbidden'
   | 'NotFound'
   | 'RequestEntityTooLarge'
+  | 'UnprocessableEntity'
   | 'TooManyRequest'
   | 'InternalError'
   | 'ServiceUnavailable';
@@ -21,6 +22,7 @@ const STATUS_BY_NAME: Readonly<Record<ErrorName, number>> = {
   Forbidden: 403,
   NotFound: 404,
   RequestEntityTooLarge: 413,
+  UnprocessableEntity: 422,
   TooManyRequest: 429,
   InternalError: 500,
   ServiceUnavailable: 503,

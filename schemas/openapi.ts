@@ -34,6 +34,17 @@ const common = {
   '503': errorResponse('A dependency is down (ServiceUnavailable), with Retry-After'),
 };
 
+/** The Idempotency-Key header of both initiate calls. */
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Sent again with the same key and body, the request answers the task the first one created; ' +
+    'with another body it is refused (422)',
+  schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,200}$' },
+} as const;
+
 export const openApiDocument = {
   openapi: '3.1.0',
   info: {
@@ -122,20 +133,13 @@ export const openApiDocument = {
     '/_api/admin/users/import': {
       post: {
         summary: 'Start an import (HTTPS only; body at most 500000 bytes)',
-        parameters: [
-          {
-            name: 'Idempotency-Key',
-            in: 'header',
-            required: false,
-            description: 'Sent again with the same key, the request answers the task the first one created',
-            schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,200}$' },
-          },
-        ],
+        parameters: [idempotencyKey],
         requestBody: { required: true, content: json(ref('ImportRequest')) },
         responses: {
           '200': { description: 'The pending task', content: json(ref('CreatedTask')) },
           '400': { description: 'A malformed request, or not HTTPS', content: json(ref('ImportError')) },
           '413': { description: 'Body over 500000 bytes', content: json(ref('ImportError')) },
+          '422': errorResponse('The Idempotency-Key came with another body (IdempotencyKeyReused)'),
           '429': errorResponse('Too many records of pending imports (ImportBacklogFull), with Retry-After'),
           ...common,
         },
@@ -171,12 +175,14 @@ export const openApiDocument = {
     '/_api/admin/users/export': {
       post: {
         summary: 'Start an export',
+        parameters: [idempotencyKey],
         requestBody: { required: true, content: json(ref('ExportRequest')) },
         responses: {
           '200': { description: 'The pending task', content: json(ref('CreatedTask')) },
           '400': errorResponse(
             'An invalid request (Invalid/ValidationFailed, UserExportNonUniqueFieldNames)',
           ),
+          '422': errorResponse('The Idempotency-Key came with another body (IdempotencyKeyReused)'),
           '429': errorResponse('An export is running, or the UserExport rate limit is reached'),
           '500': errorResponse('Export is disabled (UserExportDisabled)'),
           ...common,

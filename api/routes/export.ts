@@ -10,6 +10,7 @@ import type { ExportTaskOptions } from '../../pipeline/export/run-export.js';
 import { failAndRefund, TASK_ENDINGS } from '../../pipeline/tasks/task-failure.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
+import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
 import { requestedBy } from '../request-log.js';
 import type { TaskRouteDependencies } from './task-routes.js';
@@ -68,9 +69,15 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
         ...(request.disabled === undefined ? {} : { disabled: request.disabled }),
       },
     };
+    const idempotency = idempotencyKeyOf(
+      ctx,
+      request,
+      (message) => new ApiError('Invalid', 'BadRequest', message),
+    );
     const id = newTaskId('export');
     const task = await admitExport(pool, config.export, {
       id,
+      ...(idempotency ? { idempotency } : {}),
       project: config.project.id,
       message: exportMessage(id),
       options: { ...options },

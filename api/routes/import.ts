@@ -1,6 +1,11 @@
 import Router from '@koa/router';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { countPendingImportRecords, findTask, type TaskRow } from '../../pipeline/db/tasks.js';
+import {
+  countPendingImportRecords,
+  findIdempotentTask,
+  findTask,
+  type TaskRow,
+} from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import { type DetailsPage, findImportDetails } from '../../pipeline/import/import-details.js';
@@ -9,15 +14,13 @@ import { sealRecords } from '../../pipeline/import/parse-records.js';
 import { isTaskId } from '../../pipeline/tasks/task-id.js';
 import { validateImportRequest } from '../../schemas/index.js';
 import { ImportRequestError } from '../errors.js';
+import { idempotencyKeyOf } from '../idempotency-key.js';
 import { inFlightLimit } from '../in-flight-limit.js';
 import { requestedBy } from '../request-log.js';
 import { importBody } from './import-body.js';
 import { requireHttps } from './require-https.js';
 import type { TaskRouteDependencies } from './task-routes.js';
 import { createdTask, taskStatus } from './task-status.js';
-
-/** An Idempotency-Key header: visible ASCII, as the IETF draft's examples (a UUID, a digest). */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
 /** Import requests whose bodies are read, parsed and stored at once by one facade process. */
 const IMPORTS_IN_FLIGHT = 8;
@@ -41,13 +44,15 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
         `/identifier: login id key ${KEY_OF_ATTRIBUTE[request.identifier]} is not enabled`,
       );
     }
-    const idempotencyKey = ctx.get('idempotency-key');
-    if (idempotencyKey && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw new ImportRequestError(400, 'Idempotency-Key must be 1 to 200 visible ASCII characters');
+    const idempotency = idempotencyKeyOf(ctx, request, (message) => new ImportRequestError(400, message));
+    const earlier = await findIdempotentTask(pool, config.project.id, 'import', idempotency);
+    if (earlier) {
+      ctx.body = createdTask(earlier);
+      return;
     }
     await refuseWhenBacklogged(pool, config.project.id, config.importPendingRecordsLimit);
     const task = await createImportTask(pool, {
-      ...(idempotencyKey ? { idempotencyKey } : {}),
+      ...(idempotency ? { idempotency } : {}),
       requestedBy: requestedBy(ctx),
       project: config.project.id,
       identifier: request.identifier,

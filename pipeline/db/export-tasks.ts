@@ -2,7 +2,7 @@ import type { ExportConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Pool, Queryable } from './pool.js';
 import { giveBackToken, takeToken } from './rate-limits.js';
-import { countPendingTasks, insertTask, type NewTask, type TaskRow } from './tasks.js';
+import { countPendingTasks, findIdempotentTask, insertTask, type NewTask, type TaskRow } from './tasks.js';
 import { withTransaction } from './transaction.js';
 
 /** The rate limit bucket of export initiations (spec 7). */
@@ -28,7 +28,8 @@ function rateLimited(retryAfterSeconds: number): ApiError {
  * Records a new pending export if the project may start one: fewer pending exports than allowed
  * (MaximumConcurrentJobLimitExceeded), then a token of the project's UserExport bucket
  * (RateLimited). Both checks and the insert are one transaction, serialized per project, so two
- * requests cannot both slip through; a refused request takes no token.
+ * requests cannot both slip through; a refused request takes no token. A request sent again with
+ * its Idempotency-Key gets its task before any of these checks.
  */
 export async function admitExport(
   pool: Pool,
@@ -40,6 +41,8 @@ export async function admitExport(
       `SELECT pg_advisory_xact_lock(hashtext('export-admission:' || current_schema() || $1))`,
       [task.project],
     );
+    const earlier = await findIdempotentTask(client, task.project, 'export', task.idempotency);
+    if (earlier) return earlier;
     if ((await countPendingTasks(client, task.project, 'export')) >= limits.maxConcurrent) {
       throw new ApiError(
         'TooManyRequest',

@@ -1,6 +1,6 @@
 import type { TaskKind } from '../../schemas/index.js';
 import type { BusMessage } from '../bus/bus.js';
-import { type ApiError, envelopeError } from '../errors.js';
+import { ApiError, envelopeError } from '../errors.js';
 import type { PoolClient, Queryable } from './pool.js';
 
 // Every statement on task rows and the task outbox. A task row is the single source of truth for
@@ -40,7 +40,7 @@ export interface NewTask {
   readonly total: number;
   readonly replayOf?: string;
   /** The client's key for this request: sent again, it names the task already created. */
-  readonly idempotencyKey?: string;
+  readonly idempotency?: IdempotencyKey;
   /** The request that asked for it, for the task's log lines. */
   readonly requestedBy?: RequestedBy;
 }
@@ -51,22 +51,66 @@ export interface RequestedBy {
   readonly admin?: string;
 }
 
+/** An Idempotency-Key header and the digest of the request body it came with. */
+export interface IdempotencyKey {
+  readonly key: string;
+  readonly digest: string;
+}
+
+/** The same Idempotency-Key with another body: 422, the first task is not answered for other data. */
+function idempotencyKeyReused(): ApiError {
+  return new ApiError(
+    'UnprocessableEntity',
+    'IdempotencyKeyReused',
+    'this Idempotency-Key was sent with another request body',
+  );
+}
+
+/** The task made for this key and body; IdempotencyKeyReused when the key came with another body. */
+function sameRequest(row: TaskRow & { request_digest: string | null }, digest: string | undefined): TaskRow {
+  const { request_digest, ...task } = row;
+  if (digest !== undefined && request_digest !== null && request_digest !== digest)
+    throw idempotencyKeyReused();
+  return task;
+}
+
+/**
+ * The task an earlier request with this Idempotency-Key created (undefined: none), checked before
+ * anything that could refuse a new one (a client sending again must get its task, not a 429).
+ */
+export async function findIdempotentTask(
+  db: Queryable,
+  project: string,
+  kind: TaskKind,
+  idempotency: IdempotencyKey | undefined,
+): Promise<TaskRow | undefined> {
+  if (!idempotency) return undefined;
+  const { rows } = await db.query<TaskRow & { request_digest: string | null }>(
+    `SELECT ${TASK_COLUMNS}, request_digest FROM tasks
+      WHERE project_id = $1 AND kind = $2 AND idempotency_key = $3`,
+    [project, kind, idempotency.key],
+  );
+  return rows[0] && sameRequest(rows[0], idempotency.digest);
+}
+
 /**
  * Records a new pending task and its message in the outbox, in one statement: a task can no longer
  * exist without a message on its way (the relay publishes the outbox). With an idempotency key
- * the project's kind has seen, nothing is written and that key's task is returned.
+ * the project's kind has seen, nothing is written and that key's task is returned (or
+ * IdempotencyKeyReused when it came with another body).
  */
 export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow> {
-  const { rows } = await db.query<TaskRow>(
+  const { rows } = await db.query<TaskRow & { request_digest: string | null }>(
     `WITH task AS (
-       INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key, requested_by)
-       VALUES ($1, $2, $3, $5, $6, $7, $8, $9)
+       INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key,
+                          request_digest, requested_by)
+       VALUES ($1, $2, $3, $5, $6, $7, $8, $10, $9)
        ON CONFLICT (project_id, kind, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-       RETURNING ${TASK_COLUMNS}),
+       RETURNING ${TASK_COLUMNS}, request_digest),
      message AS (INSERT INTO task_outbox (task_id, kind, message) SELECT id, kind, $4 FROM task)
      SELECT * FROM task
      UNION ALL
-     SELECT ${TASK_COLUMNS} FROM tasks
+     SELECT ${TASK_COLUMNS}, request_digest FROM tasks
       WHERE $8::text IS NOT NULL AND project_id = $2 AND kind = $3 AND idempotency_key = $8
         AND NOT EXISTS (SELECT 1 FROM task)`,
     [
@@ -77,11 +121,12 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow>
       task.options,
       task.total,
       task.replayOf ?? null,
-      task.idempotencyKey ?? null,
+      task.idempotency?.key ?? null,
       task.requestedBy ?? null,
+      task.idempotency?.digest ?? null,
     ],
   );
-  return rows[0] as TaskRow;
+  return sameRequest(rows[0] as TaskRow & { request_digest: string | null }, task.idempotency?.digest);
 }
 
 /**

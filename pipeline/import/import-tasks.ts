@@ -1,6 +1,6 @@
 import { importMessage } from '../bus/task-message.js';
 import type { Queryable } from '../db/pool.js';
-import { insertTask, type RequestedBy, type TaskRow } from '../db/tasks.js';
+import { type IdempotencyKey, insertTask, type RequestedBy, type TaskRow } from '../db/tasks.js';
 import { newTaskId } from '../tasks/task-id.js';
 import type { ImportTaskOptions } from './run-import.js';
 
@@ -13,7 +13,7 @@ export interface SealedImport extends ImportTaskOptions {
   /** The import task whose logged message this one replays. */
   readonly replayOf?: string;
   /** The client's key for the request (an Idempotency-Key header). */
-  readonly idempotencyKey?: string;
+  readonly idempotency?: IdempotencyKey;
   readonly requestedBy?: RequestedBy;
 }
 
@@ -40,7 +40,7 @@ export async function createImportTask(db: Queryable, request: SealedImport): Pr
     options: { ...options },
     total: request.records.length,
     ...(request.replayOf ? { replayOf: request.replayOf } : {}),
-    ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
+    ...(request.idempotency ? { idempotency: request.idempotency } : {}),
     ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
   });
 }

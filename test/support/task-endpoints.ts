@@ -14,8 +14,8 @@ export function testBus(transport: 'kafka' | 'postgres', prefix: string, db: Poo
 
 /** One task kind's endpoints (spec 4.1-4.4), called as an admin. */
 export interface TaskEndpoints {
-  /** POSTs a request and returns the response. */
-  post(body: unknown): ReturnType<AdminClient['request']>;
+  /** POSTs a request (with these headers besides the endpoints' own) and returns the response. */
+  post(body: unknown, extraHeaders?: Record<string, string>): ReturnType<AdminClient['request']>;
   /** GETs a task's status. */
   status(id: string): Promise<{ statusCode: number; body: Record<string, unknown> }>;
   /** POSTs a request, waits until its task is completed and returns the final status. */
@@ -32,8 +32,14 @@ export function taskEndpoints(
   headers: Record<string, string> = {},
 ): TaskEndpoints {
   const endpoints: TaskEndpoints = {
-    async post(body) {
-      return client().request({ method: 'POST', url: path, token: await adminToken(keys()), headers, body });
+    async post(body, extraHeaders = {}) {
+      return client().request({
+        method: 'POST',
+        url: path,
+        token: await adminToken(keys()),
+        headers: { ...headers, ...extraHeaders },
+        body,
+      });
     },
     async status(id) {
       const res = await client().request({

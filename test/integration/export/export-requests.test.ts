@@ -171,6 +171,45 @@ describe('export limits: one running export, the UserExport bucket', () => {
   });
 });
 
+describe('export requests with an Idempotency-Key', () => {
+  const service = useExportService('postgres', {
+    workers: false,
+    settings: { export_rate_limit: 1, export_rate_limit_period_seconds: 3600 },
+  });
+  const KEY = { 'idempotency-key': 'nightly-2026-11-24' };
+
+  it('answers the first task to the same key and body, before the limits, and refuses another body (422)', async () => {
+    const first = await service.post({ format: 'csv', disabled: false }, KEY);
+    expect(first.statusCode).to.equal(200);
+    // The same JSON in other spacing and order of members is the same request; the one running
+    // export and the spent token of the bucket do not refuse it.
+    const again = await service.post(JSON.parse('{ "disabled": false,  "format": "csv" }'), KEY);
+    expect(again.statusCode, again.body).to.equal(200);
+    expect(body(again)).to.deep.equal(body(first));
+
+    const other = await service.post({ format: 'ndjson' }, KEY);
+    expect(other.statusCode).to.equal(422);
+    expect(body(other)).to.deep.equal({
+      error: {
+        name: 'UnprocessableEntity',
+        reason: 'IdempotencyKeyReused',
+        message: 'this Idempotency-Key was sent with another request body',
+        code: 422,
+      },
+    });
+    const { rows } = await service.db().query(`SELECT count(*)::int AS n FROM tasks WHERE kind = 'export'`);
+    expect(rows).to.deep.equal([{ n: 1 }]);
+
+    const malformed = await service.post({ format: 'csv' }, { 'idempotency-key': 'with space' });
+    expect(malformed.statusCode).to.equal(400);
+    expect(body(malformed).error).to.deep.include({
+      name: 'Invalid',
+      reason: 'BadRequest',
+      message: 'Idempotency-Key must be 1 to 200 visible ASCII characters',
+    });
+  });
+});
+
 describe('export switched off (UserExportDisabled)', () => {
   const off = useExportService('postgres', { workers: false, settings: { export_enabled: false } });
 

@@ -50,6 +50,23 @@ describe('import admission: back-pressure and idempotency keys', () => {
       .db()
       .query(`SELECT count(*)::int AS n FROM tasks WHERE idempotency_key LIKE 'run-1-%'`);
     expect(rows).to.deep.equal([{ n: 2 }]);
+    // Sent again while the backlog is full, it still gets its task rather than a 429.
+    await service.db().query(`UPDATE tasks SET progress_processed = 0 WHERE kind = 'import'`);
+    const whileFull = await post(body, { 'idempotency-key': 'run-1-chunk-0' });
+    expect(whileFull.statusCode, whileFull.body).to.equal(200);
+    expect(JSON.parse(whileFull.body)).to.deep.equal(JSON.parse(first.body));
+    await service.db().query(`UPDATE tasks SET progress_processed = progress_total WHERE kind = 'import'`);
+
+    const reused = await post({ ...body, upsert: true }, { 'idempotency-key': 'run-1-chunk-0' });
+    expect(reused.statusCode).to.equal(422);
+    expect(JSON.parse(reused.body)).to.deep.equal({
+      error: {
+        name: 'UnprocessableEntity',
+        reason: 'IdempotencyKeyReused',
+        message: 'this Idempotency-Key was sent with another request body',
+        code: 422,
+      },
+    });
     const bad = await post(body, { 'idempotency-key': 'with space' });
     expect(bad.statusCode).to.equal(400);
     expect(JSON.parse(bad.body)).to.deep.equal({
