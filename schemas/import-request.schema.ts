@@ -9,6 +9,8 @@ export const importRequestSchema = {
   required: ['identifier', 'records'],
   properties: {
     upsert: { type: 'boolean', default: false },
+    /** Validate and plan the records against the current data; write nothing but the details. */
+    dry_run: { type: 'boolean' },
     identifier: { enum: ['preferred_username', 'email', 'phone_number'] },
     records: { type: 'array', minItems: 1, items: { type: 'object' } },
   },

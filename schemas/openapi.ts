@@ -34,6 +34,9 @@ const common = {
   '503': errorResponse('A dependency is down (ServiceUnavailable), with Retry-After'),
 };
 
+/** The outcomes of import records; the `would_` ones are a dry run's. */
+const OUTCOMES = ['inserted', 'updated', 'skipped', 'failed', 'would_insert', 'would_update', 'would_skip'];
+
 /** The Idempotency-Key header of both initiate calls. */
 const idempotencyKey = {
   name: 'Idempotency-Key',
@@ -88,7 +91,17 @@ export const openApiDocument = {
           summary: {
             type: 'object',
             properties: Object.fromEntries(
-              ['total', 'inserted', 'updated', 'skipped', 'failed'].map((k) => [k, { type: 'integer' }]),
+              [
+                'total',
+                'inserted',
+                'updated',
+                'skipped',
+                'failed',
+                'warnings',
+                'would_insert',
+                'would_update',
+                'would_skip',
+              ].map((k) => [k, { type: 'integer' }]),
             ),
           },
           details: {
@@ -98,7 +111,7 @@ export const openApiDocument = {
               required: ['index', 'outcome', 'record'],
               properties: {
                 index: { type: 'integer' },
-                outcome: { enum: ['inserted', 'updated', 'skipped', 'failed'] },
+                outcome: { enum: OUTCOMES },
                 user_id: { type: 'string', format: 'uuid' },
                 record: { type: 'object' },
                 warnings: { type: 'array', items: { type: 'object' } },
@@ -151,7 +164,7 @@ export const openApiDocument = {
         parameters: [
           taskId('userimport'),
           detailsParameter('outcome', 'Only the details of this outcome', {
-            enum: ['inserted', 'updated', 'skipped', 'failed'],
+            enum: OUTCOMES,
           }),
           detailsParameter('offset', 'Details to pass over (in request order)', {
             type: 'integer',

@@ -24,6 +24,7 @@ export const taskMessageSchema = {
       properties: {
         identifier: importRequestSchema.properties.identifier,
         upsert: { type: 'boolean' },
+        dry_run: { type: 'boolean' },
         /** The records' secrets, sealed as one list; each secret member of a record is its position. */
         secrets: { type: 'string', minLength: 1 },
         records: importRequestSchema.properties.records,

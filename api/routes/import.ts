@@ -57,6 +57,7 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
       project: config.project.id,
       identifier: request.identifier,
       upsert: request.upsert ?? false,
+      ...(request.dry_run ? { dry_run: true } : {}),
       ...sealRecords(request.records, secrets),
     });
     taskCreated();
@@ -93,7 +94,15 @@ async function refuseWhenBacklogged(pool: Pool, project: string, limit: number):
   );
 }
 
-const OUTCOMES = ['inserted', 'updated', 'skipped', 'failed'] as const;
+const OUTCOMES = [
+  'inserted',
+  'updated',
+  'skipped',
+  'failed',
+  'would_insert',
+  'would_update',
+  'would_skip',
+] as const;
 /** The largest page of details one status read returns. */
 const MAX_DETAILS_LIMIT = 10_000;
 

@@ -15,6 +15,7 @@ export interface LoggedImport {
   readonly request: {
     readonly identifier: string;
     readonly upsert: boolean;
+    readonly dry_run?: boolean;
     /** The sealed list of the records' secrets, written before the records (the worker opens it first). */
     readonly secrets?: string;
     readonly records: readonly unknown[];

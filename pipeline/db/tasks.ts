@@ -249,7 +249,10 @@ export async function saveImportProgress(client: PoolClient, id: string, process
   );
 }
 
-/** Completes an import with a summary counted from its details (each record once, and its warnings). */
+/**
+ * Completes an import with a summary counted from its details (each record once, and its
+ * warnings); a dry run's also counts what would have been inserted, updated and skipped.
+ */
 export async function completeImport(db: Queryable, id: string): Promise<void> {
   await db.query(
     `UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(),
@@ -260,6 +263,10 @@ export async function completeImport(db: Queryable, id: string): Promise<void> {
                 'skipped', count(*) FILTER (WHERE outcome = 'skipped'),
                 'failed', count(*) FILTER (WHERE outcome = 'failed'),
                 'warnings', coalesce(sum(jsonb_array_length(warnings)), 0))
+              || CASE WHEN (t.options->>'dry_run')::boolean THEN jsonb_build_object(
+                'would_insert', count(*) FILTER (WHERE outcome = 'would_insert'),
+                'would_update', count(*) FILTER (WHERE outcome = 'would_update'),
+                'would_skip', count(*) FILTER (WHERE outcome = 'would_skip')) ELSE '{}' END
               FROM import_details d WHERE d.task_id = t.id)
       WHERE t.id = $1 AND t.status = 'pending'`,
     [id],

@@ -12,36 +12,58 @@ import { redactRecord } from './secret-members.js';
 import { writeBatchPlan } from './write-batch-plan.js';
 
 /**
- * Applies one batch of validated records in one transaction: lock the task, skip what an earlier
- * attempt committed, load, plan, write, record the details and the new resume point. When the
- * database refuses a value of the batch (a data exception, an integrity violation, a value too
- * large: whatever it says), the batch is applied again record by record, so that only the record
- * at fault fails and the rest apply.
+ * Where an import's batches are applied: each in a transaction of its own (a real run), or each in a
+ * savepoint of one transaction that is rolled back at the end (a dry run, `dry-run.ts`).
+ */
+export interface ApplyTarget {
+  /** Runs `work` atomically on the target's connection: all of it applies, or none. */
+  atomic<T>(work: (client: PoolClient) => Promise<T>): Promise<T>;
+  /** How many records of the task an earlier attempt finished (they are skipped). */
+  done(client: PoolClient): Promise<number>;
+  /** Keeps the details of records just applied, and the resume point after them. */
+  keep(client: PoolClient, details: ImportDetail[], processed: number): Promise<void>;
+  /** Called with the details once they are committed. */
+  applied(details: readonly ImportDetail[]): void;
+}
+
+/** A real run: a transaction per batch that locks the task, moves its resume point and counts the outcomes. */
+export function committedTarget(pool: Pool, taskId: string): ApplyTarget {
+  return {
+    atomic: (work) => withTransaction(pool, work),
+    done: (client) => lockImportProgress(client, taskId),
+    keep: (client, details, processed) => saveDetails(client, taskId, details, processed),
+    applied: countOutcomes,
+  };
+}
+
+/**
+ * Applies one batch of validated records atomically: skip what an earlier attempt committed,
+ * load, plan, write, keep the details and the new resume point. When the database refuses a value
+ * of the batch (a data exception, an integrity violation, a value too large: whatever it says),
+ * the batch is applied again record by record, so that only the record at fault fails and the
+ * rest apply.
  */
 export async function applyBatch(
-  pool: Pool,
-  taskId: string,
+  target: ApplyTarget,
   batch: readonly PreparedRecord[],
   options: ImportOptions,
 ): Promise<void> {
   try {
-    countOutcomes(
-      await withTransaction(pool, (client) => applyInTransaction(client, taskId, batch, options)),
-    );
+    target.applied(await target.atomic((client) => applyRecords(client, target, batch, options)));
   } catch (err) {
     if (classifyFault(err).kind !== 'data') throw err;
     const [only] = batch;
     if (batch.length > 1 || !only) {
-      for (const record of batch) await applyBatch(pool, taskId, [record], options);
+      for (const record of batch) await applyBatch(target, [record], options);
       return;
     }
-    const refused = await withTransaction(pool, async (client) => {
-      if ((await lockImportProgress(client, taskId)) > only.index) return [];
+    const refused = await target.atomic(async (client) => {
+      if ((await target.done(client)) > only.index) return [];
       const detail = refusedDetail(only, err);
-      await saveDetails(client, taskId, [detail], only.index + 1);
+      await target.keep(client, [detail], only.index + 1);
       return [detail];
     });
-    countOutcomes(refused);
+    target.applied(refused);
   }
 }
 
@@ -71,24 +93,25 @@ function refusalMessage(state: string): string {
   return 'a value of the record cannot be stored';
 }
 
-async function applyInTransaction(
+async function applyRecords(
   client: PoolClient,
-  taskId: string,
+  target: ApplyTarget,
   batch: readonly PreparedRecord[],
   options: ImportOptions,
 ): Promise<ImportDetail[]> {
-  const processed = await lockImportProgress(client, taskId);
+  const processed = await target.done(client);
   const todo = batch.filter((r) => r.index >= processed);
   if (todo.length === 0) return [];
   const state = await loadBatchState(client, todo, options);
   const plan = planBatch(todo, state, options);
   await writeBatchPlan(client, plan, state);
   if (options.recordChanges) await recordUserChanges(client, [...plan.changed.keys()]);
-  await saveDetails(client, taskId, plan.details, (todo.at(-1)?.index ?? processed) + 1);
+  await target.keep(client, plan.details, (todo.at(-1)?.index ?? processed) + 1);
   return plan.details;
 }
 
-async function saveDetails(
+/** Stores the details of an import's records and moves its resume point past them. */
+export async function saveDetails(
   client: PoolClient,
   taskId: string,
   details: ImportDetail[],

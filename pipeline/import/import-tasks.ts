@@ -23,7 +23,11 @@ export interface SealedImport extends ImportTaskOptions {
  */
 export async function createImportTask(db: Queryable, request: SealedImport): Promise<TaskRow> {
   const id = newTaskId('import');
-  const options: ImportTaskOptions = { identifier: request.identifier, upsert: request.upsert };
+  const options: ImportTaskOptions = {
+    identifier: request.identifier,
+    upsert: request.upsert,
+    ...(request.dry_run ? { dry_run: true } : {}),
+  };
   return insertTask(db, {
     id,
     project: request.project,

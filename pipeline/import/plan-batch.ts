@@ -19,7 +19,14 @@ import {
 /** The result of one record, as stored in import_details and shown by the status endpoint. */
 export interface ImportDetail {
   readonly index: number;
-  readonly outcome: 'inserted' | 'updated' | 'skipped' | 'failed';
+  readonly outcome:
+    | 'inserted'
+    | 'updated'
+    | 'skipped'
+    | 'failed'
+    | 'would_insert'
+    | 'would_update'
+    | 'would_skip';
   readonly user_id?: string;
   readonly record: unknown;
   readonly warnings?: ImportWarning[];

@@ -6,8 +6,9 @@ import type { Pool } from '../db/pool.js';
 import { completeImport } from '../db/tasks.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
-import { applyBatch } from './apply-batch.js';
+import { type ApplyTarget, applyBatch, committedTarget } from './apply-batch.js';
 import { batchRecords } from './batch-records.js';
+import { dryRun } from './dry-run.js';
 import { recordStages } from './parse-records.js';
 import type { ImportOptions, PreparedRecord } from './plan-batch.js';
 import { markRepeatedIdentifiers, recordValidator, validateRecords } from './validate-record.js';
@@ -16,12 +17,14 @@ import { markRepeatedIdentifiers, recordValidator, validateRecords } from './val
 export interface ImportTaskOptions {
   readonly identifier: ImportIdentifier;
   readonly upsert: boolean;
+  /** Validate and plan the records against the current data, write nothing (`dry-run.ts`). */
+  readonly dry_run?: boolean;
 }
 
 /**
  * Runs (or resumes) an import task: the records of its message (secrets opened) -> validation ->
- * batches -> one transaction each -> summary. Records an earlier attempt applied are skipped, so
- * running it again is harmless.
+ * batches -> one transaction each (a dry run: one savepoint each) -> summary. Records an earlier
+ * attempt applied are skipped, so running it again is harmless.
  */
 export async function runImport(
   pool: Pool,
@@ -38,21 +41,24 @@ export async function runImport(
     validate: recordValidator(stored.identifier, config.project),
     recordChanges: config.search.clickhouse !== undefined,
   };
-  await pipeline(
-    [
-      ...recordStages(message, secrets),
-      validateRecords(options.validate),
-      markRepeatedIdentifiers(options.identifier),
-      batchRecords(config.importBatchSize, task.progress_processed),
-      new Writable({
-        objectMode: true,
-        highWaterMark: 1,
-        write(batch: PreparedRecord[], _enc, done) {
-          applyBatch(pool, task.id, batch, options).then(() => done(), done);
-        },
-      }),
-    ],
-    { signal },
-  );
+  const apply = (target: ApplyTarget) =>
+    pipeline(
+      [
+        ...recordStages(message, secrets),
+        validateRecords(options.validate),
+        markRepeatedIdentifiers(options.identifier),
+        batchRecords(config.importBatchSize, task.progress_processed),
+        new Writable({
+          objectMode: true,
+          highWaterMark: 1,
+          write(batch: PreparedRecord[], _enc, done) {
+            applyBatch(target, batch, options).then(() => done(), done);
+          },
+        }),
+      ],
+      { signal },
+    );
+  if (stored.dry_run) await dryRun(pool, task.id, apply);
+  else await apply(committedTarget(pool, task.id));
   await completeImport(pool, task.id);
 }

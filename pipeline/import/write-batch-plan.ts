@@ -48,10 +48,12 @@ const AUTHENTICATOR_COLUMNS = [
 ];
 
 // The users of a batch, new and changed: loaded with COPY, then inserted and updated from here.
-// ON COMMIT DELETE ROWS: each batch transaction finds it empty, and the connection keeps it.
+// ON COMMIT DELETE ROWS: each batch transaction finds it empty, and the connection keeps it. The
+// batches of a dry run share one transaction: each empties it first (one round trip with CREATE).
 const IMPORT_USERS = `CREATE TEMP TABLE IF NOT EXISTS import_users (
     n integer NOT NULL, id uuid NOT NULL, is_new boolean NOT NULL, is_disabled boolean NOT NULL,
-    standard_attributes jsonb NOT NULL, custom_attributes jsonb NOT NULL) ON COMMIT DELETE ROWS`;
+    standard_attributes jsonb NOT NULL, custom_attributes jsonb NOT NULL) ON COMMIT DELETE ROWS;
+  DELETE FROM import_users`;
 
 /**
  * Stores a batch plan in the client's transaction with one bulk statement per table and kind of

@@ -143,6 +143,7 @@ export async function replayImports(
         project: target.project,
         identifier: loggedRequest.identifier,
         upsert,
+        ...(loggedRequest.dry_run ? { dry_run: true } : {}),
         records: loggedRequest.records,
         secrets: loggedRequest.secrets,
         replayOf: logged.task_id,

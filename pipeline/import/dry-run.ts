@@ -1,0 +1,55 @@
+import type { Pool } from '../db/pool.js';
+import { withTransaction } from '../db/transaction.js';
+import { type ApplyTarget, saveDetails } from './apply-batch.js';
+import type { ImportDetail } from './plan-batch.js';
+
+/** What a record of a dry run would have become. */
+const WOULD: Partial<Record<ImportDetail['outcome'], ImportDetail['outcome']>> = {
+  inserted: 'would_insert',
+  updated: 'would_update',
+  skipped: 'would_skip',
+};
+
+/**
+ * A dry run (`dry_run: true`): `run` applies the request exactly as a real run would, batch by
+ * batch, each batch in a savepoint of one transaction, so that a later batch sees what an earlier
+ * one did and a record the database refuses fails alone; then every write is rolled back and only
+ * the details are stored, with the outcomes `would_insert`, `would_update`, `would_skip` and
+ * `failed`. Nothing is kept of a dry run a worker dies in: the task runs again from the start.
+ */
+export async function dryRun(
+  pool: Pool,
+  taskId: string,
+  run: (target: ApplyTarget) => Promise<void>,
+): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    const details: ImportDetail[] = [];
+    let processed = 0;
+    let savepoints = 0;
+    await client.query('SAVEPOINT dry_run');
+    await run({
+      async atomic(work) {
+        const name = `dry_run_batch_${savepoints++}`;
+        await client.query(`SAVEPOINT ${name}`);
+        try {
+          const result = await work(client);
+          await client.query(`RELEASE SAVEPOINT ${name}`);
+          return result;
+        } catch (err) {
+          await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+          throw err;
+        }
+      },
+      done: async () => processed,
+      keep: async (_client, kept, after) => {
+        details.push(...kept.map((d) => ({ ...d, outcome: WOULD[d.outcome] ?? d.outcome })));
+        processed = after;
+      },
+      applied: () => {}, // nothing is applied: the records metric is not moved
+    });
+    await client.query('ROLLBACK TO SAVEPOINT dry_run');
+    // A task whose details were stored by an earlier attempt (which died before completing it)
+    // reads no records now, and keeps what it has.
+    if (details.length > 0) await saveDetails(client, taskId, details, processed);
+  });
+}
