@@ -39,16 +39,25 @@ const USER_FILTER_SQL = `
   AND (${setting('updated_since')} IS NULL OR u.updated_at >= ${setting('updated_since')}::timestamptz)
   AND (${setting('disabled')} IS NULL OR u.is_disabled = ${setting('disabled')}::boolean)`;
 
+/** A timestamp as the service writes them: RFC 3339 in UTC with microseconds. */
+const utcTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** The pointers of the user's times: the records carry them only when a CSV column asks for one. */
+export const TIME_POINTERS: readonly string[] = ['/created_at', '/updated_at'];
+
 /**
  * One user's full export record as JSON, assembled by one statement in creation order (the
  * keyset (created_at, id) of index users_created_at_id): standard attributes, roles, groups,
  * disabled, identities, second factors, custom attributes. Missing and null members are dropped
  * (json_strip_nulls). TOTP URIs name the issuer set in `export.totp_issuer` for the session.
- * The service keeps no biometrics or passkeys, so their counts are 0.
+ * The service keeps no biometrics or passkeys, so their counts are 0. `created_at` and
+ * `updated_at` are there only when `export.times` is set (TIME_POINTERS).
  */
 export const USER_RECORDS_SQL = `
 SELECT json_strip_nulls(json_build_object(
   'sub', u.id,
+  'created_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.created_at')} END,
+  'updated_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.updated_at')} END,
   ${STANDARD_ATTRIBUTES.map(standardAttribute).join(',\n  ')},
   'roles', (SELECT coalesce(json_agg(r.key ORDER BY r.key), '[]')
               FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id),
@@ -99,21 +108,27 @@ export function streamUserRecords(client: PoolClient): NodeJS.ReadableStream {
   return client.query(copyTo(`COPY (${USER_RECORDS_SQL}) TO STDOUT`));
 }
 
-/** Sets the per-session values the records statement reads, and counts the users it will write. */
+/**
+ * Sets the per-transaction values the records statement reads (the TOTP issuer, the filters,
+ * whether the records carry the user's times), and counts the users it will write.
+ */
 export async function prepareSnapshot(
   client: PoolClient,
   totpIssuer: string,
   filters: ExportFilters = {},
+  withTimes = false,
 ): Promise<number> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   await client.query(
     `SELECT set_config('export.totp_issuer', $1, true), set_config('export.created_after', $2, true),
-            set_config('export.updated_since', $3, true), set_config('export.disabled', $4, true)`,
+            set_config('export.updated_since', $3, true), set_config('export.disabled', $4, true),
+            set_config('export.times', $5, true)`,
     [
       totpIssuer,
       filters.created_after ?? '',
       filters.updated_since ?? '',
       filters.disabled?.toString() ?? '',
+      withTimes ? 'on' : '',
     ],
   );
   const { rows } = await client.query<{ n: number }>(

@@ -18,6 +18,7 @@ import {
   prepareSnapshot,
   RECORD_ARRAYS_IN_FLIGHT,
   streamUserRecords,
+  TIME_POINTERS,
   type UserExportRecord,
 } from './export-records.js';
 import type { ExportField } from './pointers.js';
@@ -80,7 +81,8 @@ async function writeExportFile(
   const client = await pool.connect();
   let failed: unknown;
   try {
-    const total = await prepareSnapshot(client, config.project.publicOrigin, options.filters);
+    const withTimes = options.fields.some((f) => TIME_POINTERS.includes(f.pointer));
+    const total = await prepareSnapshot(client, config.project.publicOrigin, options.filters, withTimes);
     await setProgressTotal(pool, run.task.id, total);
     const encoded: NodeJS.ReadWriteStream[] =
       options.format === 'csv'

@@ -90,6 +90,38 @@ describe('export options: csv.escape_formulas, compression and filters', functio
     expect(status.error).to.equal(undefined);
   });
 
+  it('writes /family_name, /address/formatted, /created_at and /updated_at on request, and no times in ndjson', async () => {
+    await service.db().query(
+      `UPDATE users SET standard_attributes = standard_attributes
+              || '{"family_name": "Lee", "address": {"formatted": "1 Main St, Springfield"}}'
+        WHERE standard_attributes->>'email' = 'f5@example.com'`,
+    );
+    await service
+      .db()
+      .query(
+        `UPDATE users SET updated_at = '2026-06-01T12:30:00.123456Z' WHERE standard_attributes->>'email' = 'f5@example.com'`,
+      );
+    const fields = ['/email', '/family_name', '/address/formatted', '/created_at', '/updated_at'].map(
+      (pointer) => ({ pointer }),
+    );
+    const csv = (
+      await exportFile({ format: 'csv', csv: { fields }, created_after: '2026-01-05T00:00:00Z' })
+    ).bytes
+      .toString()
+      .trimEnd()
+      .split('\n');
+    expect(csv).to.deep.equal([
+      'email,family_name,address.formatted,created_at,updated_at',
+      'f5@example.com,Lee,"1 Main St, Springfield",2026-01-06T00:00:00.000000Z,2026-06-01T12:30:00.123456Z',
+    ]);
+    const ndjson = (
+      await exportFile({ format: 'ndjson', created_after: '2026-01-05T00:00:00Z' })
+    ).bytes.toString();
+    const record = JSON.parse(ndjson);
+    expect(record).to.deep.include({ email: 'f5@example.com', family_name: 'Lee' });
+    expect(record).not.to.have.any.keys('created_at', 'updated_at');
+  });
+
   it('refuses a filter time that is not RFC 3339 and an unknown compression', async () => {
     for (const body of [
       { format: 'csv', created_after: 'yesterday' },
