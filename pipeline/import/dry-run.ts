@@ -1,4 +1,5 @@
 import type { Pool } from '../db/pool.js';
+import { lockImportProgress } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
 import { type ApplyTarget, saveDetails } from './apply-batch.js';
 import type { ImportDetail } from './plan-batch.js';
@@ -16,6 +17,7 @@ const WOULD: Partial<Record<ImportDetail['outcome'], ImportDetail['outcome']>> =
  * one did and a record the database refuses fails alone; then every write is rolled back and only
  * the details are stored, with the outcomes `would_insert`, `would_update`, `would_skip` and
  * `failed`. Nothing is kept of a dry run a worker dies in: the task runs again from the start.
+ * The task row stays locked meanwhile, so a second delivery of the task waits, then does nothing.
  */
 export async function dryRun(
   pool: Pool,
@@ -26,6 +28,9 @@ export async function dryRun(
     const details: ImportDetail[] = [];
     let processed = 0;
     let savepoints = 0;
+    // An attempt that stored the details already (and died before completing the task), or one
+    // running at the same time (the bus delivers at least once): the first one's details stand.
+    if ((await lockImportProgress(client, taskId)) > 0) return;
     await client.query('SAVEPOINT dry_run');
     await run({
       async atomic(work) {
@@ -48,8 +53,6 @@ export async function dryRun(
       applied: () => {}, // nothing is applied: the records metric is not moved
     });
     await client.query('ROLLBACK TO SAVEPOINT dry_run');
-    // A task whose details were stored by an earlier attempt (which died before completing it)
-    // reads no records now, and keeps what it has.
-    if (details.length > 0) await saveDetails(client, taskId, details, processed);
+    await saveDetails(client, taskId, details, processed);
   });
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { dryRun } from '../../../pipeline/import/dry-run.js';
 import { adminToken } from '../../support/admin-api.js';
 import { useImportService } from '../../support/imports.js';
 
@@ -125,5 +126,35 @@ describe('import: dry run', function () {
       .db()
       .query(`SELECT count(*)::int AS n FROM users WHERE standard_attributes->>'email' = 'other@dry.test'`);
     expect(rows).to.deep.equal([{ n: 0 }]);
+  });
+});
+
+// The bus delivers at least once: a second attempt at a dry run whose details an earlier attempt
+// stored (and died before completing the task) keeps those details and plans nothing again.
+describe('import: a dry run delivered twice', () => {
+  const service = useImportService('postgres', {}, {}, { workers: false });
+
+  it('keeps the first attempt details and does not run again', async () => {
+    const res = await service.post({
+      identifier: 'email',
+      dry_run: true,
+      records: [{ email: 'twice@dry.test' }],
+    });
+    expect(res.statusCode, res.body).to.equal(200);
+    const { id } = JSON.parse(res.body) as { id: string };
+    const detail = { index: 0, outcome: 'inserted' as const, record: { email: 'twice@dry.test' } };
+    let runs = 0;
+    const attempt = () =>
+      dryRun(service.db(), id, async (target) => {
+        runs++;
+        await target.atomic((client) => target.keep(client, [detail], 1));
+      });
+    await attempt();
+    await attempt();
+    expect(runs).to.equal(1);
+    const { rows } = await service
+      .db()
+      .query('SELECT index, outcome FROM import_details WHERE task_id = $1', [id]);
+    expect(rows).to.deep.equal([{ index: 0, outcome: 'would_insert' }]);
   });
 });
