@@ -66,8 +66,11 @@ function idempotencyKeyReused(): ApiError {
   );
 }
 
+/** A task row with the digest of the body its Idempotency-Key came with. */
+type KeyedTaskRow = TaskRow & { request_digest: string | null };
+
 /** The task made for this key and body; IdempotencyKeyReused when the key came with another body. */
-function sameRequest(row: TaskRow & { request_digest: string | null }, digest: string | undefined): TaskRow {
+function sameRequest(row: KeyedTaskRow, digest: string | undefined): TaskRow {
   const { request_digest, ...task } = row;
   if (digest !== undefined && request_digest !== null && request_digest !== digest)
     throw idempotencyKeyReused();
@@ -85,7 +88,7 @@ export async function findIdempotentTask(
   idempotency: IdempotencyKey | undefined,
 ): Promise<TaskRow | undefined> {
   if (!idempotency) return undefined;
-  const { rows } = await db.query<TaskRow & { request_digest: string | null }>(
+  const { rows } = await db.query<KeyedTaskRow>(
     `SELECT ${TASK_COLUMNS}, request_digest FROM tasks
       WHERE project_id = $1 AND kind = $2 AND idempotency_key = $3`,
     [project, kind, idempotency.key],
@@ -100,7 +103,7 @@ export async function findIdempotentTask(
  * IdempotencyKeyReused when it came with another body).
  */
 export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow> {
-  const { rows } = await db.query<TaskRow & { request_digest: string | null }>(
+  const { rows } = await db.query<KeyedTaskRow>(
     `WITH task AS (
        INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key,
                           request_digest, requested_by)
@@ -126,7 +129,7 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow>
       task.idempotency?.digest ?? null,
     ],
   );
-  return sameRequest(rows[0] as TaskRow & { request_digest: string | null }, task.idempotency?.digest);
+  return sameRequest(rows[0] as KeyedTaskRow, task.idempotency?.digest);
 }
 
 /**
