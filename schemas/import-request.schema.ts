@@ -15,3 +15,16 @@ export const importRequestSchema = {
     records: { type: 'array', minItems: 1, items: { type: 'object' } },
   },
 } as const;
+
+/** The outcomes of an import's records, as details and summaries name them; `would_` ones are a dry run's. */
+export const importOutcomes = [
+  'inserted',
+  'updated',
+  'skipped',
+  'failed',
+  'would_insert',
+  'would_update',
+  'would_skip',
+] as const;
+
+export type ImportOutcome = (typeof importOutcomes)[number];

@@ -4,10 +4,18 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { configSchema } from './config.schema.js';
 import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema } from './import-record.schema.js';
-import { importRequestSchema } from './import-request.schema.js';
+import { type ImportOutcome, importOutcomes, importRequestSchema } from './import-request.schema.js';
 import { taskMessageSchema } from './task-message.schema.js';
 
-export { configSchema, exportRequestSchema, importRecordSchema, importRequestSchema, taskMessageSchema };
+export {
+  configSchema,
+  exportRequestSchema,
+  type ImportOutcome,
+  importOutcomes,
+  importRecordSchema,
+  importRequestSchema,
+  taskMessageSchema,
+};
 
 /** The validated configuration, as the schema describes it after defaults are applied. */
 export type ConfigDocument = FromSchema<typeof configSchema, { references: [typeof configSchema] }>;

@@ -1,6 +1,6 @@
 import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema } from './import-record.schema.js';
-import { importRequestSchema } from './import-request.schema.js';
+import { importOutcomes, importRequestSchema } from './import-request.schema.js';
 
 // The OpenAPI 3.1 document of the REST endpoints, built from the JSON Schemas of this folder (3.1
 // speaks JSON Schema 2020-12, so they go in as they are). `npm run openapi` writes it to
@@ -33,9 +33,6 @@ const common = {
   '403': errorResponse('No valid admin JWT (Forbidden/InvalidAdminJWT)'),
   '503': errorResponse('A dependency is down (ServiceUnavailable), with Retry-After'),
 };
-
-/** The outcomes of import records; the `would_` ones are a dry run's. */
-const OUTCOMES = ['inserted', 'updated', 'skipped', 'failed', 'would_insert', 'would_update', 'would_skip'];
 
 /** The Idempotency-Key header of both initiate calls. */
 const idempotencyKey = {
@@ -111,7 +108,7 @@ export const openApiDocument = {
               required: ['index', 'outcome', 'record'],
               properties: {
                 index: { type: 'integer' },
-                outcome: { enum: OUTCOMES },
+                outcome: { enum: importOutcomes },
                 user_id: { type: 'string', format: 'uuid' },
                 record: { type: 'object' },
                 warnings: { type: 'array', items: { type: 'object' } },
@@ -164,7 +161,7 @@ export const openApiDocument = {
         parameters: [
           taskId('userimport'),
           detailsParameter('outcome', 'Only the details of this outcome', {
-            enum: OUTCOMES,
+            enum: importOutcomes,
           }),
           detailsParameter('offset', 'Details to pass over (in request order)', {
             type: 'integer',

@@ -12,7 +12,7 @@ import { type DetailsPage, findImportDetails } from '../../pipeline/import/impor
 import { createImportTask } from '../../pipeline/import/import-tasks.js';
 import { sealRecords } from '../../pipeline/import/parse-records.js';
 import { isTaskId } from '../../pipeline/tasks/task-id.js';
-import { validateImportRequest } from '../../schemas/index.js';
+import { importOutcomes, validateImportRequest } from '../../schemas/index.js';
 import { ImportRequestError } from '../errors.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { inFlightLimit } from '../in-flight-limit.js';
@@ -94,15 +94,6 @@ async function refuseWhenBacklogged(pool: Pool, project: string, limit: number):
   );
 }
 
-const OUTCOMES = [
-  'inserted',
-  'updated',
-  'skipped',
-  'failed',
-  'would_insert',
-  'would_update',
-  'would_skip',
-] as const;
 /** The largest page of details one status read returns. */
 const MAX_DETAILS_LIMIT = 10_000;
 
@@ -122,8 +113,8 @@ function detailsQuery(query: Record<string, string | string[] | undefined>): Det
   }
   if (details === 'false') return false;
   const outcome = one('outcome');
-  if (outcome !== undefined && !(OUTCOMES as readonly string[]).includes(outcome)) {
-    throw new ImportRequestError(400, `outcome must be one of ${OUTCOMES.join(', ')}`);
+  if (outcome !== undefined && !(importOutcomes as readonly string[]).includes(outcome)) {
+    throw new ImportRequestError(400, `outcome must be one of ${importOutcomes.join(', ')}`);
   }
   const integer = (name: string, min: number, max: number) => {
     const value = one(name);

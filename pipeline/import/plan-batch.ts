@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { ImportIdentifier, ImportRecord } from '../../schemas/index.js';
+import type { ImportIdentifier, ImportOutcome, ImportRecord } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError, envelopeError } from '../errors.js';
 import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
@@ -19,14 +19,7 @@ import {
 /** The result of one record, as stored in import_details and shown by the status endpoint. */
 export interface ImportDetail {
   readonly index: number;
-  readonly outcome:
-    | 'inserted'
-    | 'updated'
-    | 'skipped'
-    | 'failed'
-    | 'would_insert'
-    | 'would_update'
-    | 'would_skip';
+  readonly outcome: ImportOutcome;
   readonly user_id?: string;
   readonly record: unknown;
   readonly warnings?: ImportWarning[];
