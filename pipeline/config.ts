@@ -8,6 +8,7 @@ import {
   validateConfig,
 } from '../schemas/index.js';
 import { ConfigError } from './errors.js';
+import type { FirebaseScryptParams } from './passwords/password-formats.js';
 
 export type LoginIdKey = 'email' | 'username' | 'phone';
 
@@ -31,6 +32,11 @@ export interface ProjectConfig {
     string,
     { readonly type: string; readonly enum?: readonly string[] }
   >;
+  readonly passwordHashes: {
+    /** An export may write the stored hashes when its request asks for them. */
+    readonly exportAllowed: boolean;
+    readonly firebaseScrypt: FirebaseScryptParams | undefined;
+  };
 }
 
 /** The whole configuration, read once at start, validated and frozen. */
@@ -267,6 +273,7 @@ function blobStorage(doc: ConfigDocument): BlobStorageConfig | undefined {
 }
 
 function toProjectConfig(p: ProjectConfigDocument, port: number): ProjectConfig {
+  const firebase = p.password_hashes.firebase_scrypt;
   return {
     id: p.id,
     domain: p.domain,
@@ -278,6 +285,15 @@ function toProjectConfig(p: ProjectConfigDocument, port: number): ProjectConfig 
     customAttributes: new Map(
       p.custom_attributes.map((a) => [a.name, a.enum ? { type: a.type, enum: a.enum } : { type: a.type }]),
     ),
+    passwordHashes: {
+      exportAllowed: p.password_hashes.export_allowed ?? false,
+      firebaseScrypt: firebase && {
+        signerKey: firebase.signer_key,
+        saltSeparator: firebase.salt_separator,
+        rounds: firebase.rounds,
+        memCost: firebase.mem_cost,
+      },
+    },
   };
 }
 

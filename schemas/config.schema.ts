@@ -2,6 +2,13 @@
  * The service's configuration: environment variables mapped to snake_case keys, with the project
  * section read from the JSON file named by PROJECT_CONFIG. Defaults here are the documented ones.
  */
+/** Standard base64, padded, not empty. */
+const base64 = {
+  type: 'string',
+  minLength: 4,
+  pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
+} as const;
+
 export const configSchema = {
   $id: 'config',
   type: 'object',
@@ -102,6 +109,7 @@ export const configSchema = {
         'login_id_keys',
         'oauth_providers',
         'custom_attributes',
+        'password_hashes',
       ],
       properties: {
         id: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$', default: 'default' },
@@ -194,6 +202,28 @@ export const configSchema = {
             { alias: 'github', type: 'github' },
             { alias: 'apple', type: 'apple' },
           ],
+        },
+        // Password hashes: the parameters of formats whose hashes do not carry them, and whether
+        // an export may write the stored hashes (`include_password_hashes`).
+        password_hashes: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            export_allowed: { type: 'boolean', default: false },
+            // Firebase console, Authentication, "Password hash parameters".
+            firebase_scrypt: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['signer_key', 'salt_separator', 'rounds', 'mem_cost'],
+              properties: {
+                signer_key: base64,
+                salt_separator: base64,
+                rounds: { type: 'integer', minimum: 1, maximum: 64 },
+                mem_cost: { type: 'integer', minimum: 1, maximum: 24 },
+              },
+            },
+          },
         },
         custom_attributes: {
           type: 'array',

@@ -16,6 +16,9 @@ export const exportRequestSchema = {
     created_after: { type: 'string', format: 'date-time' },
     updated_since: { type: 'string', format: 'date-time' },
     disabled: { type: 'boolean' },
+    // ndjson records with `password` and `mfa.password` as stored, when the project allows it
+    // (project.password_hashes.export_allowed): a move between projects keeps the passwords.
+    include_password_hashes: { type: 'boolean' },
     csv: {
       type: 'object',
       additionalProperties: false,

@@ -1,18 +1,98 @@
 /**
  * One record of an import (spec 2.4). Members that an update can delete (spec 3.2,
  * UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL) also accept null. The identifier member is made required
- * and non-null per identifier by `importRecordSchemaFor`.
+ * and non-null per identifier by `importRecordSchemaFor`. Every member an ndjson export writes is
+ * a member here, so that an export can be imported as it is.
  */
 const nullableString = { type: ['string', 'null'] } as const;
-const bcryptPassword = {
+
+/** The password hash formats an import accepts (issue: migrations from other systems). */
+export const passwordTypes = [
+  'bcrypt',
+  'argon2id',
+  'argon2i',
+  'scrypt',
+  'firebase_scrypt',
+  'pbkdf2_sha256',
+  'pbkdf2_sha512',
+  'sha256_salted',
+  'sha512_salted',
+  'md5_salted',
+] as const;
+
+/** A password hash in one of `passwordTypes`; its format is checked by the worker (password-formats.ts). */
+const password = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'password_hash'],
   properties: {
-    type: { const: 'bcrypt' },
-    // $2a$, $2b$ or $2y$, cost 04-31, 22 characters of salt and 31 of hash in bcrypt's base64.
-    password_hash: { type: 'string', pattern: '^\\$2[aby]\\$(0[4-9]|[12][0-9]|3[01])\\$[./A-Za-z0-9]{53}$' },
+    type: { enum: passwordTypes },
+    password_hash: { type: 'string', minLength: 1 },
+    // firebase_scrypt (base64) and the salted digests.
+    salt: { type: 'string', minLength: 1 },
+    salt_encoding: { enum: ['utf8', 'hex', 'base64'] },
+    salt_position: { enum: ['prefix', 'suffix'] },
   },
+} as const;
+
+const totp = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['secret'],
+  // `uri` is what an export writes beside the secret; the import makes its own from the project.
+  properties: { secret: { type: 'string', minLength: 1 }, uri: { type: 'string' } },
+} as const;
+
+/** An identity as the ndjson export writes it: a login id or an OAuth connection. */
+const identity = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: { enum: ['login_id', 'oauth'] } },
+  discriminator: { propertyName: 'type' },
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'login_id'],
+      properties: {
+        type: { const: 'login_id' },
+        login_id: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['key', 'original_value'],
+          properties: {
+            key: { enum: ['email', 'username', 'phone'] },
+            original_value: { type: 'string', minLength: 1 },
+            // Derived from original_value by the project's normalization: read, not trusted.
+            type: { enum: ['email', 'username', 'phone'] },
+            value: { type: 'string' },
+          },
+        },
+        // Derived from the login id: read, not trusted.
+        claims: { type: 'object' },
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'oauth'],
+      properties: {
+        type: { const: 'oauth' },
+        oauth: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['provider_alias', 'provider_type', 'provider_subject_id'],
+          properties: {
+            provider_alias: { type: 'string', minLength: 1 },
+            provider_type: { type: 'string', minLength: 1 },
+            provider_subject_id: { type: 'string', minLength: 1 },
+            user_profile: { type: 'object' },
+          },
+        },
+        claims: { type: 'object' },
+      },
+    },
+  ],
 } as const;
 
 export const importRecordSchema = {
@@ -20,6 +100,8 @@ export const importRecordSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    // A user id as an export writes it: kept when the user is created (a UUID no user has).
+    sub: { type: 'string' },
     preferred_username: nullableString,
     email: nullableString,
     phone_number: nullableString,
@@ -53,21 +135,24 @@ export const importRecordSchema = {
     roles: { type: 'array', items: { type: 'string', minLength: 1 }, uniqueItems: true },
     groups: { type: 'array', items: { type: 'string', minLength: 1 }, uniqueItems: true },
     disabled: { type: 'boolean' },
-    password: bcryptPassword,
+    password,
+    identities: { type: 'array', items: identity },
     mfa: {
       type: 'object',
       additionalProperties: false,
       properties: {
         email: nullableString,
         phone_number: nullableString,
-        password: bcryptPassword,
-        totp: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['secret'],
-          properties: { secret: { type: 'string', minLength: 1 } },
-        },
+        // The export's lists: one address and one number per user here (an empty list removes it).
+        emails: { type: 'array', maxItems: 1, items: { type: 'string' } },
+        phone_numbers: { type: 'array', maxItems: 1, items: { type: 'string' } },
+        password,
+        totp,
+        totps: { type: 'array', items: totp },
       },
     },
+    // Written by an export; the service keeps no biometrics or passkeys (a count above 0 warns).
+    biometric_count: { type: 'integer', minimum: 0 },
+    passkey_count: { type: 'integer', minimum: 0 },
   },
 } as const;

@@ -3,7 +3,7 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import { configSchema } from './config.schema.js';
 import { exportRequestSchema } from './export-request.schema.js';
-import { importRecordSchema } from './import-record.schema.js';
+import { importRecordSchema, passwordTypes } from './import-record.schema.js';
 import { type ImportOutcome, importOutcomes, importRequestSchema } from './import-request.schema.js';
 import { taskMessageSchema } from './task-message.schema.js';
 
@@ -14,6 +14,7 @@ export {
   importOutcomes,
   importRecordSchema,
   importRequestSchema,
+  passwordTypes,
   taskMessageSchema,
 };
 
@@ -28,6 +29,7 @@ export type ImportRequest = FromSchema<typeof importRequestSchema>;
 export type ImportIdentifier = ImportRequest['identifier'];
 /** An import record that passed its schema. */
 export type ImportRecord = FromSchema<typeof importRecordSchema>;
+export type PasswordType = (typeof passwordTypes)[number];
 
 /** One place-value pair of a schema failure, as DECISIONS.md names them: location, kind, details. */
 export interface SchemaCause {
@@ -51,7 +53,12 @@ const configAjv = new Ajv2020({ allErrors: true, useDefaults: true, coerceTypes:
 /** Validates (and fills the defaults of) a raw configuration document. */
 export const validateConfig = configAjv.compile<ConfigDocument>(configSchema);
 
-const contractAjv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+const contractAjv = new Ajv2020({
+  allErrors: true,
+  strict: true,
+  allowUnionTypes: true,
+  discriminator: true,
+});
 // RFC 3339 times with an offset (the export filters).
 contractAjv.addFormat('date-time', fullFormats['date-time']);
 

@@ -196,6 +196,9 @@ export const openApiDocument = {
           '429': errorResponse('An export is running, or the UserExport rate limit is reached'),
           '500': errorResponse('Export is disabled (UserExportDisabled)'),
           ...common,
+          '403': errorResponse(
+            'No valid admin JWT (Forbidden/InvalidAdminJWT), or include_password_hashes while the project does not allow it (PasswordHashExportNotAllowed)',
+          ),
         },
       },
     },

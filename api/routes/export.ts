@@ -58,8 +58,29 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
         field_names: names,
       });
     }
+    if (request.include_password_hashes === true) {
+      if (request.format !== 'ndjson') {
+        throw new ApiError('Invalid', 'ValidationFailed', 'invalid request body', {
+          causes: [
+            {
+              location: '/include_password_hashes',
+              kind: 'format',
+              details: { message: 'password hashes are written to ndjson exports only' },
+            },
+          ],
+        });
+      }
+      if (!config.project.passwordHashes.exportAllowed) {
+        throw new ApiError(
+          'Forbidden',
+          'PasswordHashExportNotAllowed',
+          'the project does not allow exports of password hashes',
+        );
+      }
+    }
     const options: ExportTaskOptions = {
       format: request.format,
+      ...(request.include_password_hashes === true ? { includePasswordHashes: true } : {}),
       fields,
       escapeFormulas: request.csv?.escape_formulas === true,
       ...(request.compression ? { compression: request.compression } : {}),

@@ -42,6 +42,13 @@ const USER_FILTER_SQL = `
 /** A timestamp as the service writes them: RFC 3339 in UTC with microseconds. */
 const utcTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
+/** A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts). */
+const passwordSql = (a: string) => `json_build_object(
+    'type', CASE WHEN ${a}.password_hash LIKE '$2%' THEN 'bcrypt'
+                 ELSE replace(split_part(${a}.password_hash, '$', 2), '-', '_') END,
+    'password_hash', ${a}.password_hash)`;
+const WITH_PASSWORD_HASHES = `${setting('password_hashes')} IS NOT NULL`;
+
 /** The pointers of the user's times: the records carry them only when a CSV column asks for one. */
 export const TIME_POINTERS: readonly string[] = ['/created_at', '/updated_at'];
 
@@ -51,7 +58,8 @@ export const TIME_POINTERS: readonly string[] = ['/created_at', '/updated_at'];
  * disabled, identities, second factors, custom attributes. Missing and null members are dropped
  * (json_strip_nulls). TOTP URIs name the issuer set in `export.totp_issuer` for the session.
  * The service keeps no biometrics or passkeys, so their counts are 0. `created_at` and
- * `updated_at` are there only when `export.times` is set (TIME_POINTERS).
+ * `updated_at` are there only when `export.times` is set (TIME_POINTERS); `password` and
+ * `mfa.password` only when `export.password_hashes` is (include_password_hashes).
  */
 export const USER_RECORDS_SQL = `
 SELECT json_strip_nulls(json_build_object(
@@ -64,6 +72,8 @@ SELECT json_strip_nulls(json_build_object(
   'groups', (SELECT coalesce(json_agg(g.key ORDER BY g.key), '[]')
                FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id),
   'disabled', u.is_disabled,
+  'password', CASE WHEN ${WITH_PASSWORD_HASHES} THEN (SELECT ${passwordSql('a')} FROM authenticators a
+      WHERE a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password') END,
   'identities', (SELECT coalesce(json_agg(CASE i.type
         WHEN 'login_id' THEN json_build_object('type', i.type, 'login_id', json_build_object(
           'key', i.login_id_key, 'original_value', i.original_login_id, 'type', i.login_id_type,
@@ -87,7 +97,9 @@ SELECT json_strip_nulls(json_build_object(
                          u.standard_attributes->>'preferred_username', u.id::text))
                     || '?algorithm=SHA1&digits=6&issuer=' || uri_component(current_setting('export.totp_issuer'))
                     || '&period=30&secret=' || a.totp_secret) ORDER BY a.created_at, a.id)
-                    FILTER (WHERE a.type = 'totp'), '[]'))
+                    FILTER (WHERE a.type = 'totp'), '[]'),
+        'password', CASE WHEN ${WITH_PASSWORD_HASHES} THEN
+                    (array_agg(${passwordSql('a')}) FILTER (WHERE a.type = 'password'))[1] END)
       FROM authenticators a WHERE a.user_id = u.id AND a.kind = 'secondary'),
   'biometric_count', 0,
   'passkey_count', 0,
@@ -110,25 +122,27 @@ export function streamUserRecords(client: PoolClient): NodeJS.ReadableStream {
 
 /**
  * Sets the per-transaction values the records statement reads (the TOTP issuer, the filters,
- * whether the records carry the user's times), and counts the users it will write.
+ * whether the records carry the user's times and password hashes), and counts the users it will write.
  */
 export async function prepareSnapshot(
   client: PoolClient,
   totpIssuer: string,
   filters: ExportFilters = {},
   withTimes = false,
+  withPasswordHashes = false,
 ): Promise<number> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   await client.query(
     `SELECT set_config('export.totp_issuer', $1, true), set_config('export.created_after', $2, true),
             set_config('export.updated_since', $3, true), set_config('export.disabled', $4, true),
-            set_config('export.times', $5, true)`,
+            set_config('export.times', $5, true), set_config('export.password_hashes', $6, true)`,
     [
       totpIssuer,
       filters.created_after ?? '',
       filters.updated_since ?? '',
       filters.disabled?.toString() ?? '',
       withTimes ? 'on' : '',
+      withPasswordHashes ? 'on' : '',
     ],
   );
   const { rows } = await client.query<{ n: number }>(

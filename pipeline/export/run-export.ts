@@ -34,6 +34,8 @@ export interface ExportTaskOptions {
   readonly escapeFormulas?: boolean;
   readonly compression?: ExportCompression;
   readonly filters?: ExportFilters;
+  /** ndjson records carry `password` and `mfa.password` (the project allows it). */
+  readonly includePasswordHashes?: boolean;
 }
 
 /**
@@ -82,7 +84,15 @@ async function writeExportFile(
   let failed: unknown;
   try {
     const withTimes = options.fields.some((f) => TIME_POINTERS.includes(f.pointer));
-    const total = await prepareSnapshot(client, config.project.publicOrigin, options.filters, withTimes);
+    const withHashes = options.includePasswordHashes === true;
+    if (withHashes) run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
+    const total = await prepareSnapshot(
+      client,
+      config.project.publicOrigin,
+      options.filters,
+      withTimes,
+      withHashes,
+    );
     await setProgressTotal(pool, run.task.id, total);
     const encoded: NodeJS.ReadWriteStream[] =
       options.format === 'csv'

@@ -2,8 +2,9 @@ import type { LoginIdKey } from '../config.js';
 import type { Queryable } from '../db/pool.js';
 import { keyedIds } from '../db/roles-groups.js';
 import { KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
+import { oauthKey } from './identity-members.js';
 import { type BatchState, type ImportOptions, ownerKey, type PreparedRecord } from './plan-batch.js';
-import { claimKey, type UserState } from './user-state.js';
+import { claimKey, type OAuthState, type UserState } from './user-state.js';
 
 interface LoadedUser {
   id: string;
@@ -11,6 +12,7 @@ interface LoadedUser {
   custom_attributes: Record<string, unknown>;
   is_disabled: boolean;
   login_ids: { id: string; key: LoginIdKey; value: string; original: string }[];
+  oauth: OAuthState[];
   verified: { name: 'email' | 'phone_number'; value: string }[];
   oob: { id: string; type: 'oob_otp_email' | 'oob_otp_sms'; value: string }[];
   roles: string[];
@@ -18,7 +20,7 @@ interface LoadedUser {
 }
 
 /**
- * Loads, in four statements at most, what a batch refers to: the owners of every login id it mentions,
+ * Loads, in six statements at most, what a batch refers to: the owners of every login id it mentions,
  * the full state of the users its identifiers match (locked for this transaction), and the ids of
  * its role and group keys that exist.
  */
@@ -31,8 +33,16 @@ export async function loadBatchState(
   const values: string[] = [];
   const roles = new Set<string>();
   const groups = new Set<string>();
+  const aliases: string[] = [];
+  const subjects: string[] = [];
+  const subs: string[] = [];
   for (const { checked } of records) {
     if (!checked.ok) continue;
+    for (const connection of checked.valid.oauth ?? []) {
+      aliases.push(connection.alias);
+      subjects.push(connection.subject);
+    }
+    if (checked.valid.sub) subs.push(checked.valid.sub);
     for (const [key, login] of checked.valid.loginIds) {
       if (login) {
         keys.push(key);
@@ -54,6 +64,21 @@ export async function loadBatchState(
                            LIMIT 1) i`,
     [keys, values],
   );
+  const oauthOwners =
+    aliases.length === 0
+      ? { rows: [] }
+      : await db.query<{ alias: string; subject: string; user_id: string }>(
+          `SELECT m.alias, m.subject, i.user_id
+       FROM unnest($1::text[], $2::text[]) AS m(alias, subject)
+      CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
+                           WHERE i.type = 'oauth' AND i.provider_alias = m.alias AND i.provider_subject_id = m.subject
+                           LIMIT 1) i`,
+          [aliases, subjects],
+        );
+  for (const row of oauthOwners.rows) owners.set(oauthKey(row.alias, row.subject), row.user_id);
+  const taken = subs.length
+    ? await db.query<{ id: string }>('SELECT id FROM users WHERE id = ANY($1::uuid[])', [subs])
+    : { rows: [] };
   const matched = new Set<string>();
   const idKey = KEY_OF_ATTRIBUTE[options.identifier];
   for (const row of ownerRows.rows) {
@@ -68,6 +93,7 @@ export async function loadBatchState(
   return {
     owners,
     users,
+    takenIds: new Set(taken.rows.map((row) => row.id)),
     roleIds: await keyedIds(db, 'role', roles),
     groupIds: await keyedIds(db, 'group', groups),
   };
@@ -78,6 +104,12 @@ const LOAD_USERS = `
     (SELECT coalesce(json_agg(json_build_object('id', i.id, 'key', i.login_id_key, 'value', i.login_id,
                                                 'original', i.original_login_id)), '[]')
        FROM identities i WHERE i.user_id = u.id AND i.type = 'login_id') AS login_ids,
+    (SELECT coalesce(json_agg(json_build_object('id', i.id, 'alias', i.provider_alias, 'type', i.provider_type,
+                                                'subject', i.provider_subject_id, 'claims', i.claims,
+                                                'profile', coalesce(i.profile, '{}'), 'email', i.email,
+                                                'phone', i.phone_number, 'username', i.preferred_username)
+                              ORDER BY i.created_at, i.id), '[]')
+       FROM identities i WHERE i.user_id = u.id AND i.type = 'oauth') AS oauth,
     (SELECT coalesce(json_agg(json_build_object('name', v.name, 'value', v.value)), '[]')
        FROM verified_claims v WHERE v.user_id = u.id) AS verified,
     (SELECT coalesce(json_agg(json_build_object('id', a.id, 'type', a.type, 'value', coalesce(a.email, a.phone))), '[]')
@@ -101,11 +133,12 @@ function toUserState(row: LoadedUser): UserState {
     custom: row.custom_attributes,
     disabled: row.is_disabled,
     loginIds: new Map(row.login_ids.map((l) => [l.key, { id: l.id, value: l.value, original: l.original }])),
+    oauth: new Map(row.oauth.map((o) => [oauthKey(o.alias, o.subject), o])),
     verified: new Set(row.verified.map((v) => claimKey(v.name, v.value))),
     mfaEmail: oob('oob_otp_email'),
     mfaPhone: oob('oob_otp_sms'),
     roles: new Set(row.roles),
     groups: new Set(row.groups),
-    secrets: {},
+    secrets: { totpSecrets: [] },
   };
 }

@@ -1,12 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import { v7 as uuidv7 } from 'uuid';
 import type { ImportIdentifier, ImportOutcome, ImportRecord } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError, envelopeError } from '../errors.js';
 import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
+import { oauthKey } from './identity-members.js';
 import { redactRecord } from './secret-members.js';
-import { claimKey, cloneUserState, type UserState } from './user-state.js';
+import { claimKey, cloneUserState, type OAuthState, type UserState } from './user-state.js';
 import type { RecordValidator, ValidRecord } from './validate-record.js';
 import {
   type ImportWarning,
@@ -32,6 +33,8 @@ export interface BatchState {
   readonly owners: Map<string, string>;
   /** The users that own an identifier value of the batch. */
   readonly users: Map<string, UserState>;
+  /** The ids among the batch's `sub` values that users have. */
+  readonly takenIds: ReadonlySet<string>;
   /** Role key -> role id, for the role keys of the batch that exist. */
   readonly roleIds: ReadonlyMap<string, string>;
   /** Group key -> group id, for the group keys of the batch that exist. */
@@ -123,10 +126,15 @@ export function planBatch(
       continue;
     }
     const isInsert = !ownerId || !existing;
-    const working = existing ? cloneUserState(existing) : newUser(valid.record);
+    const idFailure = checkSub(valid, existing, state, current);
+    if (idFailure) {
+      details.push({ index, outcome: 'failed', record, errors: [envelopeError(idFailure)] });
+      continue;
+    }
+    const working = existing ? cloneUserState(existing) : newUser(valid);
     if (isInsert) applyInsert(valid, working, options.project);
     else applyUpdate(valid, working, options.project);
-    const failure = checkKeys(valid.record, state) ?? claimLoginIds(working, existing, state.owners);
+    const failure = checkKeys(valid.record, state) ?? claimIdentities(working, existing, state.owners);
     if (failure) {
       details.push({ index, outcome: 'failed', record, errors: [envelopeError(failure)] });
       continue;
@@ -156,24 +164,48 @@ export function planBatch(
   return { details, changed };
 }
 
-function newUser(record: ImportRecord): UserState {
+// Ids of the rows an import makes are UUIDv7, increasing in the order they are made: rows made
+// in one transaction (one created_at) keep the record's order in (created_at, id), so that an
+// export of imported users lists their identities and factors in the order they were given.
+const newId = (): string => uuidv7();
+
+function newUser(valid: ValidRecord): UserState {
   return {
-    id: randomUUID(),
+    id: valid.sub ?? newId(),
     standard: {},
     custom: {},
-    disabled: record.disabled ?? false,
+    disabled: valid.record.disabled ?? false,
     loginIds: new Map(),
+    oauth: new Map(),
     verified: new Set(),
     mfaEmail: undefined,
     mfaPhone: undefined,
     roles: new Set(),
     groups: new Set(),
-    secrets: {
-      ...(record.password ? { password: record.password.password_hash } : {}),
-      ...(record.mfa?.password ? { mfaPassword: record.mfa.password.password_hash } : {}),
-      ...(record.mfa?.totp ? { totpSecret: record.mfa.totp.secret } : {}),
-    },
+    secrets: valid.secrets,
   };
+}
+
+/**
+ * `sub` keeps a new user's id when no user has it; on an update it must be the id of the user
+ * the identifier matched (a record cannot move a user to another id).
+ */
+function checkSub(
+  valid: ValidRecord,
+  existing: UserState | undefined,
+  state: BatchState,
+  current: ReadonlyMap<string, UserState>,
+): ApiError | undefined {
+  const sub = valid.sub;
+  if (sub === undefined) return undefined;
+  if (existing) {
+    if (existing.id === sub) return undefined;
+    return new ApiError('Invalid', 'UserIDConflict', 'sub is not the id of the user the identifier matches', {
+      sub,
+    });
+  }
+  if (!state.takenIds.has(sub) && !current.has(sub)) return undefined;
+  return new ApiError('Invalid', 'UserIDConflict', 'sub is the id of another user', { sub });
 }
 
 /** A new user: every non-null value of the record (nulls and false flags only warn). */
@@ -206,19 +238,8 @@ function applyUpdate(valid: ValidRecord, user: UserState, project: ProjectConfig
 
 /** What inserts and updates share: present non-null values set, explicit nulls delete. */
 function applyCommon(valid: ValidRecord, user: UserState, project: ProjectConfig): void {
-  const { record, loginIds } = valid;
-  for (const [key, value] of loginIds) {
-    const attribute = ATTRIBUTE_OF_KEY[key];
-    if (value === null) {
-      user.loginIds.delete(key);
-      delete user.standard[attribute];
-      continue;
-    }
-    const previous = user.loginIds.get(key);
-    const id = previous && previous.value === value.value ? previous.id : randomUUID();
-    user.loginIds.set(key, { id, value: value.value, original: value.original });
-    user.standard[attribute] = value.value;
-  }
+  const { record } = valid;
+  applyIdentities(valid, user);
   for (const member of PROFILE_ATTRIBUTES) {
     const value = record[member];
     if (value === undefined) continue;
@@ -233,15 +254,51 @@ function applyCommon(valid: ValidRecord, user: UserState, project: ProjectConfig
   }
   if (record.roles) user.roles = new Set(record.roles);
   if (record.groups) user.groups = new Set(record.groups);
-  for (const [member, slot] of [
-    ['email', 'mfaEmail'],
-    ['phone_number', 'mfaPhone'],
-  ] as const) {
-    const value = record.mfa?.[member];
+  for (const slot of ['mfaEmail', 'mfaPhone'] as const) {
+    const value = valid[slot];
     if (value === undefined) continue;
     if (value === null) user[slot] = undefined;
-    else if (user[slot]?.value !== value) user[slot] = { id: randomUUID(), value };
+    else if (user[slot]?.value !== value) user[slot] = { id: newId(), value };
   }
+}
+
+/**
+ * Login ids and OAuth connections, in the order of the record's `identities` (new rows get
+ * increasing ids in that order), then the login ids of the record's own members. With
+ * `identities` given, the user's OAuth connections become exactly its list (like roles).
+ */
+function applyIdentities(valid: ValidRecord, user: UserState): void {
+  const logins = [...valid.loginIds];
+  const connections = [...(valid.oauth ?? [])];
+  const oauth = new Map<string, OAuthState>();
+  const takeLogin = () => {
+    const [key, value] = logins.shift() ?? [];
+    if (!key || value === undefined) return;
+    const attribute = ATTRIBUTE_OF_KEY[key];
+    if (value === null) {
+      user.loginIds.delete(key);
+      delete user.standard[attribute];
+      return;
+    }
+    const previous = user.loginIds.get(key);
+    const id = previous && previous.value === value.value ? previous.id : newId();
+    user.loginIds.set(key, { id, value: value.value, original: value.original });
+    user.standard[attribute] = value.value;
+  };
+  const takeConnection = () => {
+    const connection = connections.shift();
+    if (!connection) return;
+    const key = oauthKey(connection.alias, connection.subject);
+    const previous = user.oauth.get(key);
+    const same = previous && isDeepStrictEqual({ ...previous, id: '' }, { ...connection, id: '' });
+    oauth.set(key, { ...connection, id: same ? previous.id : newId() });
+  };
+  for (const identity of valid.record.identities ?? []) {
+    if (identity.type === 'oauth') takeConnection();
+    else takeLogin();
+  }
+  while (logins.length > 0) takeLogin();
+  if (valid.oauth) user.oauth = oauth;
 }
 
 /** Roles and groups must exist before an import assigns them. */
@@ -258,10 +315,10 @@ function checkKeys(record: ImportRecord, state: BatchState): ApiError | undefine
 }
 
 /**
- * Takes the user's new login ids in the ownership map, or fails with DuplicatedIdentity when one
- * belongs to another user; frees the values the user no longer has.
+ * Takes the user's new login ids and OAuth connections in the ownership map, or fails with
+ * DuplicatedIdentity when one belongs to another user; frees those the user no longer has.
  */
-function claimLoginIds(
+function claimIdentities(
   user: UserState,
   previous: UserState | undefined,
   owners: Map<string, string>,
@@ -272,9 +329,19 @@ function claimLoginIds(
       return new ApiError('Invalid', 'DuplicatedIdentity', 'identity already exists', { login_id_key: key });
     }
   }
+  for (const [key, connection] of user.oauth) {
+    const owner = owners.get(key);
+    if (owner !== undefined && owner !== user.id) {
+      return new ApiError('Invalid', 'DuplicatedIdentity', 'identity already exists', {
+        provider_alias: connection.alias,
+      });
+    }
+  }
   for (const [key, login] of previous?.loginIds ?? []) {
     if (user.loginIds.get(key)?.value !== login.value) owners.delete(ownerKey(key, login.value));
   }
+  for (const key of previous?.oauth.keys() ?? []) if (!user.oauth.has(key)) owners.delete(key);
   for (const [key, login] of user.loginIds) owners.set(ownerKey(key, login.value), user.id);
+  for (const key of user.oauth.keys()) owners.set(key, user.id);
   return undefined;
 }

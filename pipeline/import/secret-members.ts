@@ -3,7 +3,8 @@ export const REDACTED = 'REDACTED';
 
 /**
  * Calls `replace` on each secret member of an import record and returns the copy it makes:
- * `password.password_hash`, `mfa.password.password_hash` and `mfa.totp.secret`, valid or not. A
+ * `password.password_hash`, `mfa.password.password_hash`, `mfa.totp.secret` and the `secret` of
+ * each item of `mfa.totps` (the export's list), valid or not. A
  * `password`, `mfa.password` or `mfa.totp` that is not an object is a secret as a whole: it is
  * what was meant to hold one. Everything else is shared with the record, which is left untouched.
  */
@@ -15,6 +16,8 @@ export function mapSecretMembers(record: unknown, replace: (secret: unknown) => 
     const mfa: Record<string, unknown> = { ...copy.mfa };
     if ('password' in mfa) mfa.password = mapSecret(mfa.password, 'password_hash', replace);
     if ('totp' in mfa) mfa.totp = mapSecret(mfa.totp, 'secret', replace);
+    if (Array.isArray(mfa.totps)) mfa.totps = mfa.totps.map((totp) => mapSecret(totp, 'secret', replace));
+    else if ('totps' in mfa) mfa.totps = mapSecret(mfa.totps, 'secret', replace);
     copy.mfa = mfa;
   }
   return copy;

@@ -1,4 +1,5 @@
 import type { LoginIdKey } from '../config.js';
+import type { OAuthIdentity } from './identity-members.js';
 
 /** A login id of a user: its identity row id, normalized value and value as submitted. */
 export interface LoginIdState {
@@ -13,6 +14,11 @@ export interface OobState {
   readonly value: string;
 }
 
+/** An OAuth connection of a user: its identity row id and what the record said of it. */
+export interface OAuthState extends OAuthIdentity {
+  readonly id: string;
+}
+
 /**
  * Everything an import can change about one user, as loaded (or as created by an earlier record
  * of the same batch). The planner edits copies; the writer stores the difference.
@@ -23,6 +29,8 @@ export interface UserState {
   custom: Record<string, unknown>;
   disabled: boolean;
   loginIds: Map<LoginIdKey, LoginIdState>;
+  /** OAuth connections by `oauthKey(alias, subject)`, in the order they were given. */
+  oauth: Map<string, OAuthState>;
   /** Verified claims as `name\u0000value`. */
   verified: Set<string>;
   mfaEmail: OobState | undefined;
@@ -30,7 +38,7 @@ export interface UserState {
   roles: Set<string>;
   groups: Set<string>;
   /** Secrets set only when the user is created (spec 3.2: IGNORED on update). */
-  secrets: { password?: string; mfaPassword?: string; totpSecret?: string };
+  secrets: { password?: string; mfaPassword?: string; totpSecrets: readonly string[] };
 }
 
 /** The key of a verified claim in UserState.verified. */

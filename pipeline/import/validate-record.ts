@@ -11,15 +11,29 @@ import { ApiError } from '../errors.js';
 import { KEY_OF_ATTRIBUTE, LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
 import { type Normalized, normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
 import { unstorableStrings } from '../storable-text.js';
+import { readMfa, readSecrets, readSub } from './account-members.js';
 import { customAttributeChecks } from './custom-attributes.js';
+import { mergeLoginIds, type OAuthIdentity, readIdentities } from './identity-members.js';
 import type { IndexedRecord } from './parse-records.js';
 import { type PreparedRecord, prepareRecord } from './plan-batch.js';
 
 /** A record that passed validation, with its login id values normalized (null: to delete). */
 export interface ValidRecord {
   readonly record: ImportRecord;
-  /** Normalized login ids by key; a key is absent when the record does not mention it. */
+  /**
+   * Normalized login ids by key, those of `identities` first in their order; a key is absent
+   * when the record does not mention it.
+   */
   readonly loginIds: ReadonlyMap<LoginIdKey, { value: string; original: string } | null>;
+  /** The user id to keep (`sub`, lower case). */
+  readonly sub?: string;
+  /** The OAuth connections of `identities`; undefined when the record has no `identities`. */
+  readonly oauth?: readonly OAuthIdentity[];
+  /** Second-factor email and phone (from `mfa.email` or `mfa.emails`; null: to remove). */
+  readonly mfaEmail?: string | null;
+  readonly mfaPhone?: string | null;
+  /** The password hashes as stored (password-formats.ts), and the TOTP secrets. */
+  readonly secrets: { password?: string; mfaPassword?: string; totpSecrets: readonly string[] };
 }
 
 /** A validator of records for one import: schema and formats, per the project's configuration. */
@@ -68,18 +82,10 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
       if (normalized.ok) loginIds.set(key, { value: normalized.value, original: value });
       else causes.push({ location: `/${member}`, kind: 'format', details: { message: normalized.problem } });
     }
-    const mfaEmail = record.mfa?.email;
-    if (typeof mfaEmail === 'string' && !normalizeEmail(mfaEmail, true).ok) {
-      causes.push({ location: '/mfa/email', kind: 'format', details: { message: 'invalid email address' } });
-    }
-    const mfaPhone = record.mfa?.phone_number;
-    if (typeof mfaPhone === 'string' && !normalizePhone(mfaPhone).ok) {
-      causes.push({
-        location: '/mfa/phone_number',
-        kind: 'format',
-        details: { message: 'phone number must be a valid number in E.164 format' },
-      });
-    }
+    const identities = readIdentities(record, project, normalizers, causes);
+    const sub = readSub(record, causes);
+    const mfa = readMfa(record, causes);
+    const secrets = readSecrets(record, project, causes);
     for (const [name, value] of Object.entries(record.custom_attributes ?? {})) {
       const check = customAttributes.get(name);
       if (!check || value === null) continue;
@@ -88,7 +94,17 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
         causes.push({ location: `/custom_attributes/${name}`, kind: 'type', details: { message: problem } });
     }
     if (causes.length > 0) return { ok: false, error: validationFailed(causes) };
-    return { ok: true, valid: { record, loginIds } };
+    return {
+      ok: true,
+      valid: {
+        record,
+        loginIds: mergeLoginIds(identities.loginIds, loginIds),
+        ...(sub === undefined ? {} : { sub }),
+        ...(identities.oauth === undefined ? {} : { oauth: identities.oauth }),
+        ...mfa,
+        secrets,
+      },
+    };
   };
 }
 

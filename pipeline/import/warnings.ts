@@ -1,5 +1,6 @@
 import type { ImportRecord } from '../../schemas/index.js';
 import type { ProjectConfig } from '../config.js';
+import { LEGACY_PASSWORD_TYPES } from '../passwords/password-formats.js';
 
 /** A warning of an import detail: `{message}` with the exact texts of DECISIONS.md. */
 export interface ImportWarning {
@@ -28,7 +29,17 @@ export function insertWarnings(record: ImportRecord, project: ProjectConfig): Im
     }
   }
   if (record.disabled === false) warnings.push({ message: 'disabled = false has no effect in insert.' });
-  return [...warnings, ...customAttributeWarnings(record, project)];
+  for (const [member, password] of [
+    ['password', record.password],
+    ['mfa.password', record.mfa?.password],
+  ] as const) {
+    if (password && LEGACY_PASSWORD_TYPES.has(password.type)) {
+      warnings.push({
+        message: `${member} is a legacy ${password.type} hash: ask the user to set a new password.`,
+      });
+    }
+  }
+  return [...warnings, ...countWarnings(record), ...customAttributeWarnings(record, project)];
 }
 
 /** Warnings of a record that updates an existing user: secrets that a later import cannot add. */
@@ -41,7 +52,9 @@ export function updateWarnings(record: ImportRecord, project: ProjectConfig): Im
   }
   if (record.mfa?.totp !== undefined)
     warnings.push({ message: 'mfa.totp is ignored because the user exists already.' });
-  return [...warnings, ...customAttributeWarnings(record, project)];
+  if (record.mfa?.totps !== undefined && record.mfa.totps.length > 0)
+    warnings.push({ message: 'mfa.totps is ignored because the user exists already.' });
+  return [...warnings, ...countWarnings(record), ...customAttributeWarnings(record, project)];
 }
 
 /** The warning of a record whose identifier value an earlier record of the same request has. */
@@ -51,6 +64,20 @@ export function repeatWarning(identifier: string, earlier: number): ImportWarnin
 
 /** The warning of a skipped record (upsert false and the user exists). */
 export const SKIP_WARNING: ImportWarning = { message: 'skipping because upsert = false and user exists' };
+
+/** The export's counts of biometrics and passkeys: nothing here can hold them. */
+function countWarnings(record: ImportRecord): ImportWarning[] {
+  const warnings: ImportWarning[] = [];
+  if (record.biometric_count)
+    warnings.push({
+      message: `biometric_count is ignored: ${record.biometric_count} biometrics cannot be imported.`,
+    });
+  if (record.passkey_count)
+    warnings.push({
+      message: `passkey_count is ignored: ${record.passkey_count} passkeys cannot be imported.`,
+    });
+  return warnings;
+}
 
 function customAttributeWarnings(record: ImportRecord, project: ProjectConfig): ImportWarning[] {
   return Object.keys(record.custom_attributes ?? {})

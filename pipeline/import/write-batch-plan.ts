@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import type { LoginIdKey } from '../config.js';
 import { copyRows } from '../db/copy-rows.js';
 import type { CopyValue } from '../db/copy-text.js';
 import type { PoolClient } from '../db/pool.js';
 import { ATTRIBUTE_OF_KEY } from '../identity/login-id-attributes.js';
+import { oauthKey } from './identity-members.js';
 import type { BatchPlan, BatchState } from './plan-batch.js';
-import type { UserState } from './user-state.js';
+import type { OAuthState, UserState } from './user-state.js';
 
 type Row = CopyValue[];
 
@@ -35,6 +36,11 @@ const IDENTITY_COLUMNS = [
   'email',
   'phone_number',
   'preferred_username',
+  'provider_alias',
+  'provider_type',
+  'provider_subject_id',
+  'profile',
+  'claims',
 ];
 const AUTHENTICATOR_COLUMNS = [
   'id',
@@ -131,11 +137,17 @@ function batchRows(plan: BatchPlan, state: BatchState): BatchRows {
     }
     for (const [key, old] of before?.loginIds ?? [])
       if (!after.loginIds.has(key)) rows.deletedIdentities.push(old.id);
+    for (const connection of after.oauth.values()) {
+      if (before?.oauth.get(oauthKey(connection.alias, connection.subject))?.id === connection.id) continue;
+      rows.identities.push(oauthRow(after.id, connection));
+    }
+    for (const [key, old] of before?.oauth ?? [])
+      if (after.oauth.get(key)?.id !== old.id) rows.deletedIdentities.push(old.id);
     if (!before || !sameSet(before.verified, after.verified)) {
       if (before) rows.claimsReset.push(after.id);
       for (const claim of after.verified) {
         const [name, value] = claim.split('\u0000');
-        rows.claims.push([randomUUID(), after.id, name, value]);
+        rows.claims.push([uuidv7(), after.id, name, value]);
       }
     }
     for (const [slot, type] of [
@@ -177,16 +189,43 @@ function identityRow(userId: string, key: LoginIdKey, id: string, value: string,
     attribute === 'email' ? value : null,
     attribute === 'phone_number' ? value : null,
     attribute === 'preferred_username' ? value : null,
+    null,
+    null,
+    null,
+    null,
+    {},
+  ];
+}
+
+function oauthRow(userId: string, o: OAuthState): Row {
+  const { id, alias, type, subject, profile, claims, email, phone, username } = o;
+  return [
+    id,
+    userId,
+    'oauth',
+    null,
+    null,
+    null,
+    null,
+    email,
+    phone,
+    username,
+    alias,
+    type,
+    subject,
+    profile,
+    claims,
   ];
 }
 
 /** Password, MFA password and TOTP: stored only when the user is created (spec 3.2). */
 function secretAuthenticators(user: UserState): Row[] {
   const rows: Row[] = [];
-  const { password, mfaPassword, totpSecret } = user.secrets;
-  if (password) rows.push([randomUUID(), user.id, 'primary', 'password', password, null, null, null]);
-  if (mfaPassword) rows.push([randomUUID(), user.id, 'secondary', 'password', mfaPassword, null, null, null]);
-  if (totpSecret) rows.push([randomUUID(), user.id, 'secondary', 'totp', null, null, null, totpSecret]);
+  const { password, mfaPassword, totpSecrets } = user.secrets;
+  if (password) rows.push([uuidv7(), user.id, 'primary', 'password', password, null, null, null]);
+  if (mfaPassword) rows.push([uuidv7(), user.id, 'secondary', 'password', mfaPassword, null, null, null]);
+  for (const secret of totpSecrets)
+    rows.push([uuidv7(), user.id, 'secondary', 'totp', null, null, null, secret]);
   return rows;
 }
 

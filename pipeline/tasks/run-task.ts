@@ -14,6 +14,8 @@ export interface TaskRun {
   readonly signal: AbortSignal;
   /** Reports the units done so far (export: users written); saved with the next heartbeat. */
   progress(processed: number): void;
+  /** The task's log: every line names the task and the admin who asked for it. */
+  readonly log: Logger;
 }
 
 /** How often a running task shows it is alive (and saves its progress, and learns of a cancel). */
@@ -59,7 +61,7 @@ export function taskRunner(pool: Pool, config: ServiceConfig, log: Logger): Task
           if (!task) return;
           taskLog = log.child({ task_id: id, kind, ...(task.requested_by ?? {}) });
           const started = Date.now();
-          await work({ task, signal: aborter.signal, progress: (n) => (processed = n) });
+          await work({ task, signal: aborter.signal, progress: (n) => (processed = n), log: taskLog });
           taskLog.info({ ms: Date.now() - started, attempt }, `${kind} completed`);
           return;
         } catch (err) {

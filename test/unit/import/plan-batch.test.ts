@@ -29,18 +29,20 @@ function existingUser(): UserState {
     custom: { tier: 'gold' },
     disabled: true,
     loginIds: new Map([['email', { id: 'i-1', value: 'old@example.com', original: 'old@example.com' }]]),
+    oauth: new Map(),
     verified: new Set(),
     mfaEmail: undefined,
     mfaPhone: undefined,
     roles: new Set(['r']),
     groups: new Set(),
-    secrets: {},
+    secrets: { totpSecrets: [] },
   };
 }
 
 const state = (): BatchState => ({
   owners: new Map([[ownerKey('email', 'old@example.com'), 'u-1']]),
   users: new Map([['u-1', existingUser()]]),
+  takenIds: new Set(),
   roleIds: new Map([['r', '00000000-0000-4000-8000-000000000001']]),
   groupIds: new Map(),
 });

@@ -21,6 +21,16 @@ describe('import/secret-members', () => {
     expect(record.password.password_hash, 'the record itself is untouched').to.equal(HASH);
   });
 
+  it('redacts the secret of each item of mfa.totps, the export list', () => {
+    const record = { mfa: { totps: [{ secret: 'A', uri: 'otpauth://x' }, 'B', null] } };
+    expect(redactRecord(record)).to.deep.equal({
+      mfa: { totps: [{ secret: REDACTED, uri: 'otpauth://x' }, REDACTED, null] },
+    });
+    expect(redactRecord({ mfa: { totps: { secret: 'C' } } })).to.deep.equal({
+      mfa: { totps: { secret: REDACTED } },
+    });
+  });
+
   it('treats a password or totp that is not an object as a secret as a whole', () => {
     expect(redactRecord({ password: HASH, mfa: { totp: 'S', password: null } })).to.deep.equal({
       password: REDACTED,

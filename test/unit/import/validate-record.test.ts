@@ -64,7 +64,7 @@ describe('import/validate-record', () => {
     ]);
     expect(
       problems({ email: 'a@x.test', password: { type: 'bcrypt', password_hash: 'nope' } })[0],
-    ).to.deep.equal(['/password/password_hash', 'pattern']);
+    ).to.deep.equal(['/password/password_hash', 'format']);
   });
 });
 
