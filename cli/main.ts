@@ -7,14 +7,17 @@ import { exportUsers } from './commands/export.js';
 import { replay } from './commands/replay.js';
 import { printStatus } from './commands/status.js';
 import { importFile } from './import/import-file.js';
-import { formatOf, type RecordFormat } from './records/read-records.js';
+import { FOREIGN_SYSTEMS } from './records/from/foreign-record.js';
+import { type ForeignFile, formatOf, type RecordFormat } from './records/read-records.js';
 import { connect, type ServiceSettings } from './service-client.js';
 
 const USAGE = `usage: userctl <command> [options]
 
   import FILE [--identifier email|phone_number|preferred_username] [--upsert]
               [--format ndjson|json|csv] [--concurrency N] [--results FILE] [--state FILE]
-  export --format csv|ndjson [--field POINTER[:NAME]]... -o FILE
+              [--from auth0|firebase|cognito]
+              [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
+  export --format csv|ndjson [--field POINTER[:NAME]]... [--include-password-hashes] -o FILE
   status ID
   replay --from TIME|OFFSET [--to TIME|OFFSET] [--upsert] [--dry-run]
 
@@ -45,6 +48,12 @@ const COMMAND_OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
+  'include-password-hashes': { type: 'boolean', default: false },
+  // import --from firebase: the project's hash parameters, as `firebase auth:import` takes them.
+  'hash-key': { type: 'string' },
+  'salt-separator': { type: 'string' },
+  rounds: { type: 'string' },
+  'mem-cost': { type: 'string' },
 } as const;
 
 const IDENTIFIERS = new Set(['email', 'phone_number', 'preferred_username']);
@@ -85,7 +94,8 @@ async function main(argv: string[]): Promise<number> {
       if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
         throw new CliError('--concurrency must be a whole number from 1 to 64');
       }
-      const format = values.format ?? formatOf(file);
+      const from = foreignFile(values);
+      const format = values.format ?? (from?.system === 'cognito' ? 'csv' : formatOf(file));
       if (!['ndjson', 'json', 'csv'].includes(format))
         throw new CliError('--format must be ndjson, json or csv');
       const base = path.resolve(file);
@@ -98,6 +108,7 @@ async function main(argv: string[]): Promise<number> {
           concurrency,
           resultsFile: values.results ?? `${base}.results.ndjson`,
           stateFile: values.state ?? `${base}.userctl-state`,
+          ...(from ? { from } : {}),
         }),
       );
     }
@@ -107,7 +118,12 @@ async function main(argv: string[]): Promise<number> {
       if (!values.output) throw new CliError('export needs -o FILE');
       const { format, output } = values;
       return withClient(settings, (client) =>
-        exportUsers(client, { format, fields: values.field ?? [], output }),
+        exportUsers(client, {
+          format,
+          fields: values.field ?? [],
+          output,
+          includePasswordHashes: values['include-password-hashes'],
+        }),
       );
     }
     case 'status': {
@@ -122,6 +138,40 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new CliError(`unknown command "${command}" (import, export, status, replay)`);
   }
+}
+
+/** `--from` and, for Firebase, its hash parameters (all four flags, or none). */
+function foreignFile(values: {
+  from?: string | undefined;
+  'hash-key'?: string | undefined;
+  'salt-separator'?: string | undefined;
+  rounds?: string | undefined;
+  'mem-cost'?: string | undefined;
+}): ForeignFile | undefined {
+  if (values.from === undefined) return undefined;
+  const system = FOREIGN_SYSTEMS.find((s) => s === values.from);
+  if (!system) throw new CliError(`--from must be one of ${FOREIGN_SYSTEMS.join(', ')}`);
+  const flags = [values['hash-key'], values['salt-separator'], values.rounds, values['mem-cost']];
+  if (flags.every((f) => f === undefined)) return { system };
+  if (system !== 'firebase' || flags.some((f) => f === undefined)) {
+    throw new CliError(
+      '--hash-key, --salt-separator, --rounds and --mem-cost go together, with --from firebase',
+    );
+  }
+  const rounds = Number(values.rounds);
+  const memCost = Number(values['mem-cost']);
+  if (![rounds, memCost].every((n) => Number.isInteger(n) && n >= 1 && n <= 64)) {
+    throw new CliError('--rounds and --mem-cost must be whole numbers');
+  }
+  return {
+    system,
+    firebase: {
+      hashKey: values['hash-key'] ?? '',
+      saltSeparator: values['salt-separator'] ?? '',
+      rounds,
+      memCost,
+    },
+  };
 }
 
 async function withClient(

@@ -11,6 +11,8 @@ export interface ExportOptions {
   readonly format: 'csv' | 'ndjson';
   /** `POINTER` or `POINTER:NAME`, in order (csv only). */
   readonly fields: readonly string[];
+  /** ndjson records with the stored password hashes (the project must allow it). */
+  readonly includePasswordHashes?: boolean;
   readonly output: string;
 }
 
@@ -33,6 +35,7 @@ const DOWNLOAD_ATTEMPTS = 4;
  */
 export async function exportUsers(client: ServiceClient, options: ExportOptions): Promise<number> {
   const body: Record<string, unknown> = { format: options.format };
+  if (options.includePasswordHashes) body.include_password_hashes = true;
   if (options.fields.length > 0) {
     if (options.format !== 'csv') throw new CliError('--field applies to --format csv only');
     body.csv = { fields: options.fields.map(fieldOf) };

@@ -2,7 +2,7 @@ import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, EXIT } from '../cli-error.js';
 import { count, progressOnStderr } from '../progress.js';
-import { openRecords, type RecordFormat } from '../records/read-records.js';
+import { type ForeignFile, openRecords, type RecordFormat } from '../records/read-records.js';
 import { errorMessage, type ServiceClient } from '../service-client.js';
 import { ImportState, type OutcomeCounts } from './import-state.js';
 import { type RequestChunk, requestChunks } from './request-chunks.js';
@@ -16,6 +16,8 @@ export interface ImportFileOptions {
   readonly concurrency: number;
   readonly resultsFile: string;
   readonly stateFile: string;
+  /** Another system's user file, mapped to records (`--from`). */
+  readonly from?: ForeignFile;
 }
 
 /** An import task's status as the service answers it (spec 2.3, DECISIONS.md). */
@@ -40,6 +42,8 @@ interface ResultLine {
   user_id?: string;
   warnings?: unknown[];
   errors?: unknown[];
+  /** The source members a `--from` reader found no place for. */
+  unmapped?: readonly string[];
 }
 
 const ROUTE = '/_api/admin/users/import';
@@ -59,7 +63,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
   ftruncateSync(results, state.resultsBytes); // drop lines written after the last journaled request
   let resultsBytes = state.resultsBytes;
   const counts: OutcomeCounts = { ...state.counts };
-  const input = await openRecords(options.file, options.format);
+  const input = await openRecords(options.file, options.format, options.from);
   const chunks = requestChunks(input.records, options)[Symbol.asyncIterator]();
   const totalBytes = Math.max(run.size, 1);
 
@@ -206,6 +210,10 @@ function resultLines(chunk: RequestChunk, status: ImportStatus): ResultLine[] {
       ...(detail.errors ? { errors: detail.errors } : {}),
     };
   });
+  for (const line of lines) {
+    const unmapped = chunk.unmapped.get(line.position);
+    if (unmapped) line.unmapped = unmapped;
+  }
   for (const f of chunk.localFailures) {
     lines.push({
       position: f.position,

@@ -16,6 +16,8 @@ export interface RequestChunk {
   readonly positions: readonly number[];
   /** Records before or among these that fail without being sent. */
   readonly localFailures: readonly LocalFailure[];
+  /** Position -> the source members a `--from` reader left out of its record. */
+  readonly unmapped: ReadonlyMap<number, readonly string[]>;
   readonly body: string;
 }
 
@@ -36,17 +38,20 @@ export async function* requestChunks(
   let parts: string[] = [];
   let positions: number[] = [];
   let failures: LocalFailure[] = [];
+  let unmapped = new Map<number, readonly string[]>();
   let bytes = frame;
   const cut = (): RequestChunk => {
     const chunk = {
       index: index++,
       positions,
       localFailures: failures,
+      unmapped,
       body: `${head}${parts.join(',')}${tail}`,
     };
     parts = [];
     positions = [];
     failures = [];
+    unmapped = new Map();
     bytes = frame;
     return chunk;
   };
@@ -55,6 +60,7 @@ export async function* requestChunks(
       failures.push({ position: item.position, problem: item.problem });
       continue;
     }
+    if (item.unmapped) unmapped.set(item.position, item.unmapped);
     const text = JSON.stringify(item.record);
     const size = Buffer.byteLength(text);
     if (frame + size > limit) {

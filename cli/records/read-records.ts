@@ -2,18 +2,34 @@ import { createReadStream, type ReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
 import chain from 'stream-chain';
+import pick from 'stream-json/filters/pick.js';
 import parser from 'stream-json/parser.js';
 import streamArray from 'stream-json/streamers/stream-array.js';
 import { CliError } from '../cli-error.js';
 import { csvRecord } from './csv-record.js';
+import { fromAuth0 } from './from/auth0.js';
+import { fromCognito } from './from/cognito.js';
+import { fromFirebase } from './from/firebase.js';
+import type { FirebaseHashFlags, ForeignRecord, ForeignSystem } from './from/foreign-record.js';
 
 /** The kinds of file `userctl import` reads. */
 export type RecordFormat = 'ndjson' | 'json' | 'csv';
 
 /** One record of the file, at its position (zero-based, in file order), or why it cannot be sent. */
 export type FileRecord =
-  | { readonly position: number; readonly record: Record<string, unknown> }
+  | {
+      readonly position: number;
+      readonly record: Record<string, unknown>;
+      /** Members of another system's user that have no place in a record (`--from`). */
+      readonly unmapped?: readonly string[];
+    }
   | { readonly position: number; readonly problem: string };
+
+/** Another system's user file (`--from`), and Firebase's hash parameters when given as flags. */
+export interface ForeignFile {
+  readonly system: ForeignSystem;
+  readonly firebase?: FirebaseHashFlags;
+}
 
 /** The format of a file by its name: `.csv`, `.json` (an array), anything else ndjson. */
 export function formatOf(file: string): RecordFormat {
@@ -33,7 +49,11 @@ export interface RecordFile {
  * skipped), the elements of a JSON array, or CSV rows under a header of record members. A record
  * that is not a JSON object, or a line that is not JSON, comes with a problem and fails alone.
  */
-export async function openRecords(file: string, format: RecordFormat): Promise<RecordFile> {
+export async function openRecords(
+  file: string,
+  format: RecordFormat,
+  from?: ForeignFile,
+): Promise<RecordFile> {
   const input = createReadStream(file);
   await new Promise<void>((resolve, reject) => {
     input.once('open', () => resolve());
@@ -41,7 +61,61 @@ export async function openRecords(file: string, format: RecordFormat): Promise<R
       reject(new CliError(`cannot read ${file}: ${err.code}`)),
     );
   });
-  return { records: readRecords(input, file, format), bytesRead: () => input.bytesRead };
+  const records = from ? readForeignRecords(input, file, format, from) : readRecords(input, file, format);
+  return { records, bytesRead: () => input.bytesRead };
+}
+
+/**
+ * Another system's users mapped to records: Auth0's ndjson export or bulk-import JSON array,
+ * Firebase's `auth:export` JSON (its `users` array) and Cognito's user CSV.
+ */
+async function* readForeignRecords(
+  input: ReadStream,
+  file: string,
+  format: RecordFormat,
+  from: ForeignFile,
+): AsyncGenerator<FileRecord> {
+  const mapped = (position: number, map: () => ForeignRecord): FileRecord => {
+    const { record, unmapped } = map();
+    return unmapped.length > 0 ? { position, record, unmapped } : { position, record };
+  };
+  if (from.system === 'cognito') {
+    let position = 0;
+    for await (const row of csvRows(input, file)) yield mapped(position++, () => fromCognito(row));
+    return;
+  }
+  if (from.system === 'auth0') {
+    for await (const item of readRecords(input, file, format)) {
+      yield 'record' in item ? mapped(item.position, () => fromAuth0(item.record)) : item;
+    }
+    return;
+  }
+  const users = input.pipe(
+    chain([parser({ streamValues: false }), pick({ filter: 'users' }), streamArray()], {
+      writableObjectMode: false,
+      readableObjectMode: true,
+    }),
+  );
+  let position = 0;
+  try {
+    for await (const { value } of users as unknown as AsyncIterable<{ value: unknown }>) {
+      const read = asRecord(position++, () => value);
+      yield 'record' in read ? mapped(read.position, () => fromFirebase(read.record, from.firebase)) : read;
+    }
+  } catch (err) {
+    throw new CliError(`${file} is not a Firebase auth:export JSON file: ${(err as Error).message}`);
+  }
+}
+
+async function* csvRows(input: ReadStream, file: string): AsyncGenerator<Record<string, string>> {
+  const rows = input.pipe(
+    parseCsv({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false }),
+  );
+  try {
+    for await (const row of rows as AsyncIterable<Record<string, string>>) yield row;
+  } catch (err) {
+    throw new CliError(`${file} is not a CSV file with a header row: ${(err as Error).message}`);
+  }
 }
 
 async function* readRecords(
@@ -69,18 +143,11 @@ async function* readRecords(
       throw new CliError(`${file} is not a JSON array of records: ${(err as Error).message}`);
     }
   } else {
-    const rows = input.pipe(
-      parseCsv({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false }),
-    );
-    try {
-      for await (const row of rows as AsyncIterable<Record<string, string>>) {
-        const read = csvRecord(row);
-        yield 'record' in read
-          ? { position: position++, record: read.record }
-          : { position: position++, problem: read.problem };
-      }
-    } catch (err) {
-      throw new CliError(`${file} is not a CSV file with a header row: ${(err as Error).message}`);
+    for await (const row of csvRows(input, file)) {
+      const read = csvRecord(row);
+      yield 'record' in read
+        ? { position: position++, record: read.record }
+        : { position: position++, problem: read.problem };
     }
   }
 }

@@ -1,0 +1,57 @@
+import type { FirebaseHashFlags, ForeignRecord } from './foreign-record.js';
+import { mapMembers } from './foreign-record.js';
+
+const MEMBERS: Record<string, string> = {
+  email: 'email',
+  emailVerified: 'email_verified',
+  displayName: 'name',
+  photoUrl: 'picture',
+  phoneNumber: 'phone_number',
+  disabled: 'disabled',
+};
+const HANDLED = new Set(['passwordHash', 'salt', 'customAttributes', 'mfaInfo', 'providerUserInfo']);
+
+/**
+ * A user of `firebase auth:export` JSON: profile members, `disabled`, the scrypt hash (with the
+ * project's parameters given as flags, the hash carries them; without, the service's project
+ * configuration must hold them), `customAttributes` (a JSON object in a string) and phone second
+ * factors. Firebase's ids, times and providers other than email and phone have no place here.
+ */
+export function fromFirebase(
+  user: Readonly<Record<string, unknown>>,
+  flags?: FirebaseHashFlags,
+): ForeignRecord {
+  const { record, unmapped } = mapMembers(user, MEMBERS, HANDLED);
+  if (typeof user.passwordHash === 'string' && typeof user.salt === 'string') {
+    record.password = flags
+      ? { type: 'firebase_scrypt', password_hash: selfContained(user.passwordHash, user.salt, flags) }
+      : { type: 'firebase_scrypt', password_hash: user.passwordHash, salt: user.salt };
+  } else if (user.passwordHash !== undefined) unmapped.push('passwordHash');
+  if (typeof user.customAttributes === 'string' && user.customAttributes !== '') {
+    try {
+      record.custom_attributes = JSON.parse(user.customAttributes);
+    } catch {
+      unmapped.push('customAttributes');
+    }
+  }
+  if (Array.isArray(user.mfaInfo)) {
+    user.mfaInfo.forEach((factor: { phoneInfo?: unknown }, i) => {
+      if (typeof factor?.phoneInfo === 'string' && !record.mfa)
+        record.mfa = { phone_number: factor.phoneInfo };
+      else unmapped.push(`mfaInfo/${i}`);
+    });
+  }
+  if (Array.isArray(user.providerUserInfo)) {
+    user.providerUserInfo.forEach((provider: { providerId?: unknown }, i) => {
+      if (provider?.providerId !== 'password' && provider?.providerId !== 'phone')
+        unmapped.push(`providerUserInfo/${i}`);
+    });
+  }
+  return { record, unmapped };
+}
+
+/** The hash as the service stores it, with the project's parameters in it (PHC string). */
+function selfContained(hash: string, salt: string, flags: FirebaseHashFlags): string {
+  const b64 = (text: string) => Buffer.from(text, 'base64').toString('base64').replace(/=+$/, '');
+  return `$firebase-scrypt$r=${flags.rounds},m=${flags.memCost},k=${b64(flags.hashKey)},s=${b64(flags.saltSeparator)}$${b64(salt)}$${b64(hash)}`;
+}

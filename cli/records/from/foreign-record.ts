@@ -1,0 +1,38 @@
+/** An import record mapped from another system's user, and the members of it that have no place here. */
+export interface ForeignRecord {
+  readonly record: Record<string, unknown>;
+  /** Paths (`logins_count`, `identities/0`) of the source members left out, for the results file. */
+  readonly unmapped: readonly string[];
+}
+
+/** The systems whose user files `userctl import --from` reads. */
+export const FOREIGN_SYSTEMS = ['auth0', 'firebase', 'cognito'] as const;
+export type ForeignSystem = (typeof FOREIGN_SYSTEMS)[number];
+
+/** Firebase's project hash parameters, given as flags as `firebase auth:import` takes them. */
+export interface FirebaseHashFlags {
+  readonly hashKey: string;
+  readonly saltSeparator: string;
+  readonly rounds: number;
+  readonly memCost: number;
+}
+
+/**
+ * Copies the members named in `map` (source name -> record member) that are set, and lists every
+ * other member of the source as unmapped (those in `handled` are the caller's to take).
+ */
+export function mapMembers(
+  source: Readonly<Record<string, unknown>>,
+  map: Readonly<Record<string, string>>,
+  handled: ReadonlySet<string>,
+): { record: Record<string, unknown>; unmapped: string[] } {
+  const record: Record<string, unknown> = {};
+  const unmapped: string[] = [];
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined || value === null || value === '') continue;
+    const member = map[name];
+    if (member) record[member] = value;
+    else if (!handled.has(name)) unmapped.push(name);
+  }
+  return { record, unmapped };
+}

@@ -1,0 +1,182 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
+import { useApiProcess } from '../../support/api-process.js';
+import { useTestSchema } from '../../support/database.js';
+import { FIREBASE_PARAMS } from '../../support/password-vectors.js';
+import { userctl } from '../../support/userctl.js';
+
+interface ResultLine {
+  position: number;
+  outcome: string;
+  user_id?: string;
+  warnings?: { message: string }[];
+  unmapped?: string[];
+}
+
+const readResults = (file: string): ResultLine[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as ResultLine);
+
+// Sample files in the shapes each system writes (issue: migrations without loss, D).
+const AUTH0_USERS = [
+  {
+    user_id: 'auth0|5f1c0e',
+    email: 'ana@auth0.test',
+    email_verified: true,
+    username: 'ana',
+    given_name: 'Ana',
+    family_name: 'Silva',
+    name: 'Ana Silva',
+    blocked: true,
+    password_hash: '$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW',
+    mfa_factors: [{ totp: { secret: 'JBSWY3DPEHPK3PXP' } }, { phone: { value: '+14155550123' } }],
+    user_metadata: { plan: 'pro' },
+    app_metadata: { roles: ['admin'] },
+    logins_count: 12,
+    identities: [{ provider: 'auth0', user_id: '5f1c0e', connection: 'Username-Password-Authentication' }],
+  },
+  {
+    // Auth0's bulk-import custom_password_hash: salted SHA-256 (FIPS 180-2 "abc": salt "a" first).
+    email: 'ben@auth0.test',
+    custom_password_hash: {
+      algorithm: 'sha256',
+      hash: { value: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', encoding: 'hex' },
+      salt: { value: 'a', position: 'prefix' },
+    },
+  },
+];
+
+const FIREBASE_EXPORT = {
+  users: [
+    {
+      localId: 'Ek8vL0',
+      email: 'cara@firebase.test',
+      emailVerified: true,
+      displayName: 'Cara Diaz',
+      photoUrl: 'https://example.com/cara.png',
+      passwordHash:
+        'lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ==',
+      salt: '42xEC+ixf3L2lw==',
+      createdAt: '1700000000000',
+      lastSignedInAt: '1700000500000',
+      providerUserInfo: [
+        { providerId: 'password', rawId: 'cara@firebase.test' },
+        { providerId: 'google.com', rawId: '1098', email: 'cara@gmail.com' },
+      ],
+      mfaInfo: [{ phoneInfo: '+14155550177', mfaEnrollmentId: 'x1' }],
+      disabled: false,
+    },
+  ],
+};
+
+const COGNITO_CSV = [
+  'cognito:username,name,given_name,family_name,email,email_verified,phone_number,phone_number_verified,address,custom:tier,cognito:mfa_enabled,updated_at',
+  'dan-1,Dan Evans,Dan,Evans,dan@cognito.test,true,+14155550188,false,"1 Main St, Springfield",gold,false,1700000000',
+].join('\n');
+
+describe('userctl import --from auth0|firebase|cognito', function () {
+  this.timeout(120_000);
+  const db = useTestSchema();
+  const api = useApiProcess(() => db.schema);
+  const dir = mkdtempSync(path.join(tmpdir(), 'userctl-from-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const env = () => ({ DATA_DIR: api().dataDir });
+
+  const passwordOf = async (email: string): Promise<string> => {
+    const { rows } = await db().query<{ password_hash: string }>(
+      `SELECT a.password_hash FROM authenticators a JOIN users u ON u.id = a.user_id
+        WHERE a.kind = 'primary' AND a.type = 'password' AND u.standard_attributes->>'email' = $1`,
+      [email],
+    );
+    return rows[0]?.password_hash ?? '';
+  };
+
+  it('maps an Auth0 export, its hashes and factors, and lists the members it leaves out', async () => {
+    const file = path.join(dir, 'auth0.ndjson');
+    writeFileSync(file, AUTH0_USERS.map((u) => JSON.stringify(u)).join('\n'));
+    const run = await userctl(['import', file, '--from', 'auth0'], env());
+    expect(run.code, run.stderr).to.equal(0);
+    const results = readResults(`${file}.results.ndjson`);
+    expect(results.map((r) => r.outcome)).to.deep.equal(['inserted', 'inserted']);
+    expect(results[0]?.unmapped).to.deep.equal(['user_id', 'app_metadata', 'logins_count', 'identities']);
+    expect(results[0]?.warnings?.map((w) => w.message)).to.include('custom_attributes.plan is not defined.');
+    expect(results[1]?.unmapped).to.equal(undefined);
+    const { rows } = await db().query(
+      `SELECT u.is_disabled, u.standard_attributes->>'preferred_username' AS username,
+              (SELECT count(*)::int FROM authenticators a WHERE a.user_id = u.id AND a.type IN ('totp', 'oob_otp_sms')) AS factors
+         FROM users u WHERE u.standard_attributes->>'email' = 'ana@auth0.test'`,
+    );
+    expect(rows[0]).to.deep.equal({ is_disabled: true, username: 'ana', factors: 2 });
+    expect(await verifyPassword(await passwordOf('ana@auth0.test'), 'U*U')).to.equal(true);
+    expect(await verifyPassword(await passwordOf('ben@auth0.test'), 'bc')).to.equal(true);
+    expect(await verifyPassword(await passwordOf('ben@auth0.test'), 'abc')).to.equal(false);
+  });
+
+  it('maps a Firebase auth:export file with the hash parameters given as flags', async () => {
+    const file = path.join(dir, 'firebase.json');
+    writeFileSync(file, JSON.stringify(FIREBASE_EXPORT));
+    const run = await userctl(
+      [
+        'import',
+        file,
+        '--from',
+        'firebase',
+        '--hash-key',
+        FIREBASE_PARAMS.signerKey,
+        '--salt-separator',
+        FIREBASE_PARAMS.saltSeparator,
+        '--rounds',
+        String(FIREBASE_PARAMS.rounds),
+        '--mem-cost',
+        String(FIREBASE_PARAMS.memCost),
+      ],
+      env(),
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    const [result] = readResults(`${file}.results.ndjson`);
+    expect(result?.outcome).to.equal('inserted');
+    expect(result?.unmapped).to.deep.equal(['localId', 'createdAt', 'lastSignedInAt', 'providerUserInfo/1']);
+    expect(await verifyPassword(await passwordOf('cara@firebase.test'), 'user1password')).to.equal(true);
+    expect(await verifyPassword(await passwordOf('cara@firebase.test'), 'user1password!')).to.equal(false);
+    const { rows } = await db().query(
+      `SELECT a.phone FROM authenticators a JOIN users u ON u.id = a.user_id
+        WHERE a.type = 'oob_otp_sms' AND u.standard_attributes->>'email' = 'cara@firebase.test'`,
+    );
+    expect(rows).to.deep.equal([{ phone: '+14155550177' }]);
+  });
+
+  it('maps a Cognito user CSV: standard attributes, flags, address and custom attributes', async () => {
+    const file = path.join(dir, 'cognito.csv');
+    writeFileSync(file, COGNITO_CSV);
+    const run = await userctl(['import', file, '--from', 'cognito'], env());
+    expect(run.code, run.stderr).to.equal(0);
+    const [result] = readResults(`${file}.results.ndjson`);
+    expect(result?.outcome).to.equal('inserted');
+    expect(result?.unmapped).to.deep.equal(['cognito:username', 'cognito:mfa_enabled', 'updated_at']);
+    const { rows } = await db().query(
+      `SELECT standard_attributes FROM users WHERE standard_attributes->>'email' = 'dan@cognito.test'`,
+    );
+    expect(rows[0]?.standard_attributes).to.deep.include({
+      name: 'Dan Evans',
+      given_name: 'Dan',
+      family_name: 'Evans',
+      phone_number: '+14155550188',
+      address: { formatted: '1 Main St, Springfield' },
+    });
+  });
+
+  it('refuses a system it does not know and hash flags without --from firebase', async () => {
+    const file = path.join(dir, 'x.ndjson');
+    writeFileSync(file, '{}');
+    const unknown = await userctl(['import', file, '--from', 'okta'], env());
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.include('--from must be one of auth0, firebase, cognito');
+    const stray = await userctl(['import', file, '--from', 'auth0', '--rounds', '8'], env());
+    expect(stray.code).to.equal(2);
+  });
+});
