@@ -36,6 +36,6 @@ if (only === undefined || only === 'lookups' || only === 'export' || only === 's
   }
 }
 if (only === undefined || only === 'import') rows.push(...(await benchImport(url, brokers, log)));
-if (only === undefined || only === 'userctl') rows.push(...(await benchUserctl(url, brokers, log)));
+if (only === undefined || only === 'userctl') rows.push(...(await benchUserctl(url, brokers, blobs, log)));
 if (only === undefined || only === 'api-memory') rows.push(...(await benchApiMemory(url, brokers, log)));
 report(rows);

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generate } from 'selfsigned';
 import type { Pool } from '../../pipeline/db/pool.js';
@@ -31,6 +33,63 @@ function userctl(args: string[], env: NodeJS.ProcessEnv): Promise<number | null>
   return new Promise((resolve) => child.on('exit', resolve));
 }
 
+/**
+ * A digest of a file's lines that does not depend on their order: the sum of their sha256 values
+ * (mod 2^256), and their count. The import's concurrent requests create users in an order of
+ * their own, and an export lists users in creation order.
+ */
+async function linesDigest(file: string): Promise<string> {
+  let sum = 0n;
+  let lines = 0;
+  for await (const line of createInterface({
+    input: createReadStream(file),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  })) {
+    sum = (sum + BigInt(`0x${createHash('sha256').update(line).digest('hex')}`)) % 2n ** 256n;
+    lines++;
+  }
+  return `${lines}:${sum.toString(16)}`;
+}
+
+/**
+ * The round trip of a migration between projects, each leg timed: ndjson export with the password
+ * hashes, import of that file into the emptied project, export again. The second file must hold
+ * the same records as the first (the import keeps ids, identities, factors and hashes as they
+ * were); the users' order is their new creation order.
+ */
+async function benchRoundTrip(
+  pool: Pool,
+  run: (args: string[]) => Promise<number | null>,
+  log: (l: string) => void,
+): Promise<{ name: string; rate: number }[]> {
+  const files = ['.bench/roundtrip-1.ndjson', '.bench/roundtrip-2.ndjson'].map((f) => path.resolve(f));
+  const timed = async (name: string, args: string[]) => {
+    const started = process.hrtime.bigint();
+    const code = await run(args);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (code !== 0) throw new Error(`round trip, ${name}: exit ${code}`);
+    log(`round trip, ${name}: ${RECORDS} users in ${seconds.toFixed(1)} s`);
+    return { name, rate: RECORDS / seconds };
+  };
+  const exportTo = (file: string) => [
+    'export',
+    '--format',
+    'ndjson',
+    '--include-password-hashes',
+    '-o',
+    file,
+  ];
+  const first = await timed('export', exportTo(files[0] as string));
+  await pool.query('DELETE FROM users');
+  for (const old of [`${files[0]}.state`, `${files[0]}.results.ndjson`]) rmSync(old, { force: true });
+  const imported = await timed('import', ['import', files[0] as string, '--state', `${files[0]}.state`]);
+  const again = await timed('export_again', exportTo(files[1] as string));
+  const [a, b] = await Promise.all(files.map(linesDigest));
+  if (a !== b) throw new Error('round trip: the second export differs from the first');
+  log('round trip: the second export has the same records as the first');
+  return [first, imported, again];
+}
+
 async function waitForReplayedTasks(pool: Pool): Promise<void> {
   for (;;) {
     const { rows } = await pool.query<{ pending: number; records: number }>(
@@ -45,11 +104,13 @@ async function waitForReplayedTasks(pool: Pool): Promise<void> {
 /**
  * `userctl import` of 1M users from an ndjson file, end to end (file -> 500 KB requests over HTTPS
  * -> Kafka -> worker -> Postgres, results file written), beside raw COPY of the same rows; then
- * `make replay` of those records into an emptied user table, until the replayed tasks are applied.
+ * `make replay` of those records into an emptied user table, until the replayed tasks are applied;
+ * then the round trip of those users (export -> import into the emptied project -> export).
  */
 export async function benchUserctl(
   databaseUrl: string,
   brokers: string,
+  blobs: string,
   log: (l: string) => void,
 ): Promise<BenchRow[]> {
   const copyPool = await freshSchema(databaseUrl, 'bench_userctl_copy');
@@ -66,7 +127,13 @@ export async function benchUserctl(
   writeFileSync('.bench/userctl.crt', pems.cert);
   writeFileSync('.bench/userctl.key', pems.private, { mode: 0o600 });
   const projectFile = path.resolve('.bench/import-project.json');
-  writeFileSync(projectFile, JSON.stringify({ custom_attributes: [{ name: 'member_id', type: 'string' }] }));
+  writeFileSync(
+    projectFile,
+    JSON.stringify({
+      custom_attributes: [{ name: 'member_id', type: 'string' }],
+      password_hashes: { export_allowed: true },
+    }),
+  );
   const service = await startBenchService('userctl', {
     databaseUrl,
     schema: 'bench_userctl',
@@ -78,6 +145,8 @@ export async function benchUserctl(
       TLS_KEY_FILE: path.resolve('.bench/userctl.key'),
       // The whole file is accepted as fast as it is sent: back-pressure is not what is measured.
       IMPORT_PENDING_RECORDS_LIMIT: String(RECORDS * 2),
+      AZURE_STORAGE_CONNECTION_STRING: blobs,
+      AZURE_STORAGE_CONTAINER: 'bench-round-trip',
     }),
   });
   const { port, token } = service;
@@ -114,7 +183,16 @@ export async function benchUserctl(
     const replayed = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0]?.n;
     if (replayed !== RECORDS) throw new Error(`replay: ${replayed} users back of ${RECORDS}`);
     log(`replay: ${RECORDS} records in ${replaySeconds.toFixed(1)} s`);
+    const cli = ['--url', `https://localhost:${port + 1}`, '--ca-file', '.bench/userctl.crt'];
+    const roundTrip = await benchRoundTrip(
+      pool,
+      (args) => userctl([...args, ...cli], { USERCTL_TOKEN: token }),
+      log,
+    );
     return [
+      ...roundTrip.map((leg) =>
+        row(`roundtrip.${leg.name}.users_per_s`, leg.rate, 'users/s', 'raw COPY of the same rows', copyRate),
+      ),
       row(
         'userctl.import.records_per_s',
         RECORDS / importSeconds,
