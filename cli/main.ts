@@ -166,7 +166,7 @@ function foreignFile(values: {
   return {
     system,
     firebase: {
-      hashKey: values['hash-key'] ?? '',
+      signerKey: values['hash-key'] ?? '',
       saltSeparator: values['salt-separator'] ?? '',
       rounds,
       memCost,

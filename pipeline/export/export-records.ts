@@ -120,6 +120,15 @@ export function streamUserRecords(client: PoolClient): NodeJS.ReadableStream {
   return client.query(copyTo(`COPY (${USER_RECORDS_SQL}) TO STDOUT`));
 }
 
+/** What the records of one export carry besides the spec's members, and which users they are. */
+export interface SnapshotSettings {
+  readonly filters?: ExportFilters | undefined;
+  /** `created_at` and `updated_at` (TIME_POINTERS). */
+  readonly times?: boolean;
+  /** `password` and `mfa.password` (include_password_hashes). */
+  readonly passwordHashes?: boolean;
+}
+
 /**
  * Sets the per-transaction values the records statement reads (the TOTP issuer, the filters,
  * whether the records carry the user's times and password hashes), and counts the users it will write.
@@ -127,10 +136,9 @@ export function streamUserRecords(client: PoolClient): NodeJS.ReadableStream {
 export async function prepareSnapshot(
   client: PoolClient,
   totpIssuer: string,
-  filters: ExportFilters = {},
-  withTimes = false,
-  withPasswordHashes = false,
+  settings: SnapshotSettings = {},
 ): Promise<number> {
+  const { filters = {}, times = false, passwordHashes = false } = settings;
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   await client.query(
     `SELECT set_config('export.totp_issuer', $1, true), set_config('export.created_after', $2, true),
@@ -141,8 +149,8 @@ export async function prepareSnapshot(
       filters.created_after ?? '',
       filters.updated_since ?? '',
       filters.disabled?.toString() ?? '',
-      withTimes ? 'on' : '',
-      withPasswordHashes ? 'on' : '',
+      times ? 'on' : '',
+      passwordHashes ? 'on' : '',
     ],
   );
   const { rows } = await client.query<{ n: number }>(

@@ -83,16 +83,14 @@ async function writeExportFile(
   const client = await pool.connect();
   let failed: unknown;
   try {
-    const withTimes = options.fields.some((f) => TIME_POINTERS.includes(f.pointer));
-    const withHashes = options.includePasswordHashes === true;
-    if (withHashes) run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
-    const total = await prepareSnapshot(
-      client,
-      config.project.publicOrigin,
-      options.filters,
-      withTimes,
-      withHashes,
-    );
+    const passwordHashes = options.includePasswordHashes === true;
+    if (passwordHashes)
+      run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
+    const total = await prepareSnapshot(client, config.project.publicOrigin, {
+      filters: options.filters,
+      times: options.fields.some((f) => TIME_POINTERS.includes(f.pointer)),
+      passwordHashes,
+    });
     await setProgressTotal(pool, run.task.id, total);
     const encoded: NodeJS.ReadWriteStream[] =
       options.format === 'csv'

@@ -53,37 +53,17 @@ export async function loadBatchState(
     for (const g of checked.valid.record.groups ?? []) groups.add(g);
   }
   const owners = new Map<string, string>();
-  // One probe of the login id index per value (LIMIT 1 keeps the subquery from being merged into
-  // a join): during a large import the table's statistics lag far behind it, and a planner that
-  // believes it small sorts the whole table for every batch instead.
-  const ownerRows = await db.query<{ login_id_key: LoginIdKey; login_id: string; user_id: string }>(
-    `SELECT m.key AS login_id_key, m.value AS login_id, i.user_id
-       FROM unnest($1::text[], $2::text[]) AS m(key, value)
-      CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
-                           WHERE i.type = 'login_id' AND i.login_id_key = m.key AND i.login_id = m.value
-                           LIMIT 1) i`,
-    [keys, values],
-  );
-  const oauthOwners =
-    aliases.length === 0
-      ? { rows: [] }
-      : await db.query<{ alias: string; subject: string; user_id: string }>(
-          `SELECT m.alias, m.subject, i.user_id
-       FROM unnest($1::text[], $2::text[]) AS m(alias, subject)
-      CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
-                           WHERE i.type = 'oauth' AND i.provider_alias = m.alias AND i.provider_subject_id = m.subject
-                           LIMIT 1) i`,
-          [aliases, subjects],
-        );
-  for (const row of oauthOwners.rows) owners.set(oauthKey(row.alias, row.subject), row.user_id);
+  const ownerRows = await probeOwners(db, LOGIN_ID_OWNER, keys, values);
+  const oauthOwners = aliases.length === 0 ? [] : await probeOwners(db, OAUTH_OWNER, aliases, subjects);
+  for (const row of oauthOwners) owners.set(oauthKey(row.a, row.b), row.user_id);
   const taken = subs.length
     ? await db.query<{ id: string }>('SELECT id FROM users WHERE id = ANY($1::uuid[])', [subs])
     : { rows: [] };
   const matched = new Set<string>();
   const idKey = KEY_OF_ATTRIBUTE[options.identifier];
-  for (const row of ownerRows.rows) {
-    owners.set(ownerKey(row.login_id_key, row.login_id), row.user_id);
-    if (row.login_id_key === idKey) matched.add(row.user_id);
+  for (const row of ownerRows) {
+    owners.set(ownerKey(row.a as LoginIdKey, row.b), row.user_id);
+    if (row.a === idKey) matched.add(row.user_id);
   }
   const users = new Map<string, UserState>();
   if (matched.size > 0) {
@@ -97,6 +77,30 @@ export async function loadBatchState(
     roleIds: await keyedIds(db, 'role', roles),
     groupIds: await keyedIds(db, 'group', groups),
   };
+}
+
+const LOGIN_ID_OWNER = `i.type = 'login_id' AND i.login_id_key = m.a AND i.login_id = m.b`;
+const OAUTH_OWNER = `i.type = 'oauth' AND i.provider_alias = m.a AND i.provider_subject_id = m.b`;
+
+/**
+ * The owner of each identity named by a pair of values (a, b), through one probe of a unique
+ * index per pair (LIMIT 1 keeps the subquery from being merged into a join): during a large
+ * import the table's statistics lag far behind it, and a planner that believes it small sorts the
+ * whole table for every batch instead.
+ */
+async function probeOwners(
+  db: Queryable,
+  identity: string,
+  a: readonly string[],
+  b: readonly string[],
+): Promise<{ a: string; b: string; user_id: string }[]> {
+  const { rows } = await db.query<{ a: string; b: string; user_id: string }>(
+    `SELECT m.a, m.b, i.user_id
+       FROM unnest($1::text[], $2::text[]) AS m(a, b)
+      CROSS JOIN LATERAL (SELECT i.user_id FROM identities i WHERE ${identity} LIMIT 1) i`,
+    [a, b],
+  );
+  return rows;
 }
 
 const LOAD_USERS = `

@@ -1,5 +1,4 @@
 import { isDeepStrictEqual } from 'node:util';
-import { v7 as uuidv7 } from 'uuid';
 import type { ImportIdentifier, ImportOutcome, ImportRecord } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError, envelopeError } from '../errors.js';
@@ -7,7 +6,13 @@ import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attribu
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 import { oauthKey } from './identity-members.js';
 import { redactRecord } from './secret-members.js';
-import { claimKey, cloneUserState, type OAuthState, type UserState } from './user-state.js';
+import {
+  claimKey,
+  cloneUserState,
+  newRowId as newId,
+  type OAuthState,
+  type UserState,
+} from './user-state.js';
 import type { RecordValidator, ValidRecord } from './validate-record.js';
 import {
   type ImportWarning,
@@ -163,11 +168,6 @@ export function planBatch(
   }
   return { details, changed };
 }
-
-// Ids of the rows an import makes are UUIDv7, increasing in the order they are made: rows made
-// in one transaction (one created_at) keep the record's order in (created_at, id), so that an
-// export of imported users lists their identities and factors in the order they were given.
-const newId = (): string => uuidv7();
 
 function newUser(valid: ValidRecord): UserState {
   return {

@@ -1,3 +1,4 @@
+import { v7 as uuidv7 } from 'uuid';
 import type { LoginIdKey } from '../config.js';
 import type { OAuthIdentity } from './identity-members.js';
 
@@ -39,6 +40,15 @@ export interface UserState {
   groups: Set<string>;
   /** Secrets set only when the user is created (spec 3.2: IGNORED on update). */
   secrets: { password?: string; mfaPassword?: string; totpSecrets: readonly string[] };
+}
+
+/**
+ * The id of a row an import makes: UUIDv7, increasing in the order they are made, so that rows
+ * made in one transaction (one created_at) keep the record's order in (created_at, id) and an
+ * export of imported users lists their identities and factors in the order they were given.
+ */
+export function newRowId(): string {
+  return uuidv7();
 }
 
 /** The key of a verified claim in UserState.verified. */

@@ -9,11 +9,11 @@ import {
 import type { LoginIdKey, ProjectConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { KEY_OF_ATTRIBUTE, LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
-import { type Normalized, normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
+import { normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
 import { unstorableStrings } from '../storable-text.js';
 import { readMfa, readSecrets, readSub } from './account-members.js';
 import { customAttributeChecks } from './custom-attributes.js';
-import { mergeLoginIds, type OAuthIdentity, readIdentities } from './identity-members.js';
+import { mergeLoginIds, type Normalizers, type OAuthIdentity, readIdentities } from './identity-members.js';
 import type { IndexedRecord } from './parse-records.js';
 import { type PreparedRecord, prepareRecord } from './plan-batch.js';
 
@@ -46,7 +46,7 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
   const schema = importRecordValidator(identifier);
   const customAttributes = customAttributeChecks(project.customAttributes);
   const caseSensitive = (key: LoginIdKey) => project.loginIdKeys.get(key)?.caseSensitive ?? false;
-  const normalizers: Record<LoginIdKey, (v: string) => Normalized> = {
+  const normalizers: Normalizers = {
     email: (v) => normalizeEmail(v, caseSensitive('email')),
     username: (v) => normalizeUsername(v, caseSensitive('username')),
     phone: (v) => normalizePhone(v),

@@ -1,4 +1,3 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { LoginIdKey } from '../config.js';
 import { copyRows } from '../db/copy-rows.js';
 import type { CopyValue } from '../db/copy-text.js';
@@ -6,7 +5,7 @@ import type { PoolClient } from '../db/pool.js';
 import { ATTRIBUTE_OF_KEY } from '../identity/login-id-attributes.js';
 import { oauthKey } from './identity-members.js';
 import type { BatchPlan, BatchState } from './plan-batch.js';
-import type { OAuthState, UserState } from './user-state.js';
+import { newRowId, type OAuthState, type UserState } from './user-state.js';
 
 type Row = CopyValue[];
 
@@ -147,7 +146,7 @@ function batchRows(plan: BatchPlan, state: BatchState): BatchRows {
       if (before) rows.claimsReset.push(after.id);
       for (const claim of after.verified) {
         const [name, value] = claim.split('\u0000');
-        rows.claims.push([uuidv7(), after.id, name, value]);
+        rows.claims.push([newRowId(), after.id, name, value]);
       }
     }
     for (const [slot, type] of [
@@ -222,10 +221,10 @@ function oauthRow(userId: string, o: OAuthState): Row {
 function secretAuthenticators(user: UserState): Row[] {
   const rows: Row[] = [];
   const { password, mfaPassword, totpSecrets } = user.secrets;
-  if (password) rows.push([uuidv7(), user.id, 'primary', 'password', password, null, null, null]);
-  if (mfaPassword) rows.push([uuidv7(), user.id, 'secondary', 'password', mfaPassword, null, null, null]);
+  if (password) rows.push([newRowId(), user.id, 'primary', 'password', password, null, null, null]);
+  if (mfaPassword) rows.push([newRowId(), user.id, 'secondary', 'password', mfaPassword, null, null, null]);
   for (const secret of totpSecrets)
-    rows.push([uuidv7(), user.id, 'secondary', 'totp', null, null, null, secret]);
+    rows.push([newRowId(), user.id, 'secondary', 'totp', null, null, null, secret]);
   return rows;
 }
 

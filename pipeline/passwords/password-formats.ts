@@ -35,7 +35,10 @@ export interface FirebaseScryptParams {
 
 export type StoredHashResult = { ok: true; stored: string } | { ok: false; problem: string };
 
-/** The PHC id each format is stored under (bcrypt keeps its own `$2b$` string). */
+/**
+ * The PHC id each format is stored under (bcrypt keeps its own `$2b$` string): the type with `-`
+ * for `_`, the rule by which the export's records statement names the type of a stored hash.
+ */
 export const PHC_IDS = {
   argon2id: 'argon2id',
   argon2i: 'argon2i',

@@ -1,3 +1,4 @@
+import { storedPasswordHash } from '../../../pipeline/passwords/password-formats.js';
 import type { FirebaseHashFlags, ForeignRecord } from './foreign-record.js';
 import { mapMembers } from './foreign-record.js';
 
@@ -23,9 +24,11 @@ export function fromFirebase(
 ): ForeignRecord {
   const { record, unmapped } = mapMembers(user, MEMBERS, HANDLED);
   if (typeof user.passwordHash === 'string' && typeof user.salt === 'string') {
-    record.password = flags
-      ? { type: 'firebase_scrypt', password_hash: selfContained(user.passwordHash, user.salt, flags) }
-      : { type: 'firebase_scrypt', password_hash: user.passwordHash, salt: user.salt };
+    const given = { type: 'firebase_scrypt', password_hash: user.passwordHash, salt: user.salt } as const;
+    // With the flags, the hash as the service stores it, its parameters in it; a malformed one is
+    // sent as given, and the service names the problem in the results.
+    const stored = flags && storedPasswordHash(given, flags);
+    record.password = stored?.ok ? { type: 'firebase_scrypt', password_hash: stored.stored } : given;
   } else if (user.passwordHash !== undefined) unmapped.push('passwordHash');
   if (typeof user.customAttributes === 'string' && user.customAttributes !== '') {
     try {
@@ -48,10 +51,4 @@ export function fromFirebase(
     });
   }
   return { record, unmapped };
-}
-
-/** The hash as the service stores it, with the project's parameters in it (PHC string). */
-function selfContained(hash: string, salt: string, flags: FirebaseHashFlags): string {
-  const b64 = (text: string) => Buffer.from(text, 'base64').toString('base64').replace(/=+$/, '');
-  return `$firebase-scrypt$r=${flags.rounds},m=${flags.memCost},k=${b64(flags.hashKey)},s=${b64(flags.saltSeparator)}$${b64(salt)}$${b64(hash)}`;
 }

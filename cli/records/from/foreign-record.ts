@@ -1,3 +1,5 @@
+import type { FirebaseScryptParams } from '../../../pipeline/passwords/password-formats.js';
+
 /** An import record mapped from another system's user, and the members of it that have no place here. */
 export interface ForeignRecord {
   readonly record: Record<string, unknown>;
@@ -10,12 +12,7 @@ export const FOREIGN_SYSTEMS = ['auth0', 'firebase', 'cognito'] as const;
 export type ForeignSystem = (typeof FOREIGN_SYSTEMS)[number];
 
 /** Firebase's project hash parameters, given as flags as `firebase auth:import` takes them. */
-export interface FirebaseHashFlags {
-  readonly hashKey: string;
-  readonly saltSeparator: string;
-  readonly rounds: number;
-  readonly memCost: number;
-}
+export type FirebaseHashFlags = FirebaseScryptParams;
 
 /**
  * Copies the members named in `map` (source name -> record member) that are set, and lists every

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { passwordTypeOf, storedPasswordHash } from '../../../pipeline/passwords/password-formats.js';
+import { PHC_IDS, passwordTypeOf, storedPasswordHash } from '../../../pipeline/passwords/password-formats.js';
 import { isLegacyPassword, verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { passwordTypes } from '../../../schemas/index.js';
 import { FIREBASE_PARAMS, MALFORMED_PASSWORDS, PASSWORD_VECTORS } from '../../support/password-vectors.js';
@@ -8,6 +8,8 @@ describe('passwords/verify-password', () => {
   it('has a published vector and a malformed hash of every format', () => {
     expect(new Set(PASSWORD_VECTORS.map((v) => v.input.type))).to.have.keys(...passwordTypes);
     expect(new Set(MALFORMED_PASSWORDS.map((p) => p.type))).to.have.keys(...passwordTypes);
+    // The export's records statement names a stored hash's type by this rule.
+    for (const [type, id] of Object.entries(PHC_IDS)) expect(id).to.equal(type.replaceAll('_', '-'));
   });
 
   for (const { name, input, plain } of PASSWORD_VECTORS) {
