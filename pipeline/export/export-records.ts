@@ -2,25 +2,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
 import { decodeCopyField } from '../db/copy-text.js';
-import { verifiedClaimSql } from '../db/lookup-records.js';
 import type { PoolClient } from '../db/pool.js';
-import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
-
-/** The standard attributes of an exported user, in the order of the spec's pointer table. */
-const STANDARD_ATTRIBUTES = [
-  'preferred_username',
-  'email',
-  'phone_number',
-  'email_verified',
-  'phone_number_verified',
-  ...PROFILE_ATTRIBUTES,
-] as const;
-
-function standardAttribute(name: (typeof STANDARD_ATTRIBUTES)[number]): string {
-  if (name === 'email_verified') return `'${name}', ${verifiedClaimSql('email')}`;
-  if (name === 'phone_number_verified') return `'${name}', ${verifiedClaimSql('phone_number')}`;
-  return `'${name}', u.standard_attributes->'${name}'`;
-}
+import { USER_FILTER_SQL, userRecordsSql } from './user-records-sql.js';
 
 /** The users an export keeps (none of its filters set: every user). */
 export interface ExportFilters {
@@ -31,93 +14,19 @@ export interface ExportFilters {
   readonly disabled?: boolean;
 }
 
-// COPY takes no parameters: the filters reach the records statement (and its count) as settings
-// of the export's transaction, an empty one meaning "any".
-const setting = (name: string) => `nullif(current_setting('export.${name}'), '')`;
-const USER_FILTER_SQL = `
-      (${setting('created_after')} IS NULL OR u.created_at > ${setting('created_after')}::timestamptz)
-  AND (${setting('updated_since')} IS NULL OR u.updated_at >= ${setting('updated_since')}::timestamptz)
-  AND (${setting('disabled')} IS NULL OR u.is_disabled = ${setting('disabled')}::boolean)`;
-
-/** A timestamp as the service writes them: RFC 3339 in UTC with microseconds. */
-const utcTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-/** A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts). */
-const passwordSql = (a: string) => `json_build_object(
-    'type', CASE WHEN ${a}.password_hash LIKE '$2%' THEN 'bcrypt'
-                 ELSE replace(split_part(${a}.password_hash, '$', 2), '-', '_') END,
-    'password_hash', ${a}.password_hash)`;
-const WITH_PASSWORD_HASHES = `${setting('password_hashes')} IS NOT NULL`;
-
 /** The pointers of the user's times: the records carry them only when a CSV column asks for one. */
 export const TIME_POINTERS: readonly string[] = ['/created_at', '/updated_at'];
 
-/**
- * One user's full export record as JSON, assembled by one statement in creation order (the
- * keyset (created_at, id) of index users_created_at_id): standard attributes, roles, groups,
- * disabled, identities, second factors, custom attributes. Missing and null members are dropped
- * (json_strip_nulls). TOTP URIs name the issuer set in `export.totp_issuer` for the session.
- * The service keeps no biometrics or passkeys, so their counts are 0. `created_at` and
- * `updated_at` are there only when `export.times` is set (TIME_POINTERS); `password` and
- * `mfa.password` only when `export.password_hashes` is (include_password_hashes).
- */
-export const USER_RECORDS_SQL = `
-SELECT json_strip_nulls(json_build_object(
-  'sub', u.id,
-  'created_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.created_at')} END,
-  'updated_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.updated_at')} END,
-  ${STANDARD_ATTRIBUTES.map(standardAttribute).join(',\n  ')},
-  'roles', (SELECT coalesce(json_agg(r.key ORDER BY r.key), '[]')
-              FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id),
-  'groups', (SELECT coalesce(json_agg(g.key ORDER BY g.key), '[]')
-               FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id),
-  'disabled', u.is_disabled,
-  'password', CASE WHEN ${WITH_PASSWORD_HASHES} THEN (SELECT ${passwordSql('a')} FROM authenticators a
-      WHERE a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password') END,
-  'identities', (SELECT coalesce(json_agg(CASE i.type
-        WHEN 'login_id' THEN json_build_object('type', i.type, 'login_id', json_build_object(
-          'key', i.login_id_key, 'original_value', i.original_login_id, 'type', i.login_id_type,
-          'value', i.login_id), 'claims', i.claims || jsonb_strip_nulls(jsonb_build_object(
-            'email', i.email, 'phone_number', i.phone_number, 'preferred_username', i.preferred_username)))
-        ELSE json_build_object('type', i.type, 'oauth', json_build_object(
-          'provider_alias', i.provider_alias, 'provider_type', i.provider_type,
-          'provider_subject_id', i.provider_subject_id, 'user_profile', coalesce(i.profile, '{}')),
-          'claims', i.claims)
-        END ORDER BY i.created_at, i.id), '[]')
-      FROM identities i WHERE i.user_id = u.id),
-  'mfa', (SELECT json_build_object(
-        'emails', coalesce(json_agg(a.email ORDER BY a.created_at, a.id)
-                    FILTER (WHERE a.type = 'oob_otp_email'), '[]'),
-        'phone_numbers', coalesce(json_agg(a.phone ORDER BY a.created_at, a.id)
-                    FILTER (WHERE a.type = 'oob_otp_sms'), '[]'),
-        'totps', coalesce(json_agg(json_build_object('secret', a.totp_secret, 'uri',
-                    'otpauth://totp/' || uri_component(current_setting('export.totp_issuer')) || ':'
-                    || uri_component(coalesce(u.standard_attributes->>'email',
-                         u.standard_attributes->>'phone_number',
-                         u.standard_attributes->>'preferred_username', u.id::text))
-                    || '?algorithm=SHA1&digits=6&issuer=' || uri_component(current_setting('export.totp_issuer'))
-                    || '&period=30&secret=' || a.totp_secret) ORDER BY a.created_at, a.id)
-                    FILTER (WHERE a.type = 'totp'), '[]'),
-        'password', CASE WHEN ${WITH_PASSWORD_HASHES} THEN
-                    (array_agg(${passwordSql('a')}) FILTER (WHERE a.type = 'password'))[1] END)
-      FROM authenticators a WHERE a.user_id = u.id AND a.kind = 'secondary'),
-  'biometric_count', 0,
-  'passkey_count', 0,
-  'custom_attributes', u.custom_attributes
-))
-FROM users u
-WHERE ${USER_FILTER_SQL}
-ORDER BY u.created_at, u.id`;
-
-/** An exported user as the records statement writes it (after JSON.parse). */
-export type UserExportRecord = Record<string, unknown>;
+/** An exported user's record: one compact JSON text, as the records statement writes it. */
+export type RecordJson = string;
 
 /**
  * Streams every user's record, one JSON text per line, through `COPY (...) TO STDOUT`: the
  * fastest way out of Postgres. Run it after prepareSnapshot, on the same client.
  */
-export function streamUserRecords(client: PoolClient): NodeJS.ReadableStream {
-  return client.query(copyTo(`COPY (${USER_RECORDS_SQL}) TO STDOUT`));
+export function streamUserRecords(client: PoolClient, filters: ExportFilters = {}): NodeJS.ReadableStream {
+  const filtered = Object.values(filters).some((value) => value !== undefined);
+  return client.query(copyTo(`COPY (${userRecordsSql({ filtered })}) TO STDOUT`));
 }
 
 /** What the records of one export carry besides the spec's members, and which users they are. */
@@ -166,11 +75,12 @@ export async function prepareSnapshot(
 export const RECORD_ARRAYS_IN_FLIGHT = 2;
 
 /**
- * COPY text rows -> parsed records, pushed as one array per chunk received, which keeps the
- * per-object cost of the streams low. COPY's text format escapes backslashes (and control
- * characters, which JSON text never holds raw), so each line is unescaped before JSON.parse.
+ * COPY text rows -> the records' JSON texts, pushed as one array per chunk received, which keeps
+ * the per-object cost of the streams low. COPY's text format escapes backslashes (and control
+ * characters, which JSON text never holds raw), so each line is unescaped. The texts are compact
+ * JSON (json_strip_nulls writes no spaces): ndjson writes them as they are, CSV parses them.
  */
-export function copyLinesToRecords(): Transform {
+export function copyLinesToJson(): Transform {
   const decoder = new StringDecoder('utf8'); // a character may straddle two chunks
   let rest = '';
   return new Transform({
@@ -180,17 +90,13 @@ export function copyLinesToRecords(): Transform {
       const text = rest + decoder.write(chunk);
       const lines = text.split('\n');
       rest = lines.pop() ?? '';
-      if (lines.length > 0) this.push(lines.map(parseCopyLine));
+      if (lines.length > 0) this.push(lines.map(decodeCopyField));
       done();
     },
     flush(done: TransformCallback) {
       rest += decoder.end();
-      if (rest !== '') this.push([parseCopyLine(rest)]);
+      if (rest !== '') this.push([decodeCopyField(rest)]);
       done();
     },
   });
-}
-
-function parseCopyLine(line: string): UserExportRecord {
-  return JSON.parse(decodeCopyField(line)) as UserExportRecord;
 }

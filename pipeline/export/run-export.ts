@@ -13,13 +13,13 @@ import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
 import { attemptBlobName, type ExportCompression, exportFileHeaders, exportFileName } from './export-file.js';
 import {
-  copyLinesToRecords,
+  copyLinesToJson,
   type ExportFilters,
   prepareSnapshot,
   RECORD_ARRAYS_IN_FLIGHT,
+  type RecordJson,
   streamUserRecords,
   TIME_POINTERS,
-  type UserExportRecord,
 } from './export-records.js';
 import type { ExportField } from './pointers.js';
 import { projectPointers } from './project-pointers.js';
@@ -107,9 +107,18 @@ async function writeExportFile(
     // Both settle before this attempt ends: a block still being staged when the other side failed
     // would otherwise land after the blocks were discarded, and stay.
     const [produced, uploaded] = await Promise.allSettled([
-      pipeline([streamUserRecords(client), copyLinesToRecords(), progressCounter(run), ...encoded, file], {
-        signal: run.signal,
-      }),
+      pipeline(
+        [
+          streamUserRecords(client, options.filters),
+          copyLinesToJson(),
+          progressCounter(run),
+          ...encoded,
+          file,
+        ],
+        {
+          signal: run.signal,
+        },
+      ),
       blobs
         .upload(
           names.blobName,
@@ -141,7 +150,7 @@ function progressCounter(run: TaskRun): Transform {
   return new Transform({
     objectMode: true,
     highWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-    transform(records: UserExportRecord[], _enc, done: TransformCallback) {
+    transform(records: RecordJson[], _enc, done: TransformCallback) {
       processed += records.length;
       run.progress(processed);
       done(null, records);

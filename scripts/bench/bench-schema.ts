@@ -57,7 +57,8 @@ export async function benchUsers(url: string, count: number, log: (line: string)
   return pool;
 }
 
-async function copyRows(client: pg.PoolClient, target: string, rows: Iterable<string>): Promise<void> {
+/** COPYs generated text rows into `target` (a table and its columns). */
+export async function copyRows(client: pg.PoolClient, target: string, rows: Iterable<string>): Promise<void> {
   await pipeline(Readable.from(batched(rows)), client.query(copyFrom(`COPY ${target} FROM STDIN`)));
 }
 

@@ -23,18 +23,18 @@ const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 const rows = [];
-if (only === undefined || only === 'lookups' || only === 'export' || only === 'search') {
+if (only === undefined || only === 'lookups' || only === 'search') {
   const db = await benchUsers(url, users, log);
   try {
     if (only === undefined || only === 'lookups') rows.push(...(await benchLookups(db, url, users, log)));
-    if (only === undefined || only === 'export')
-      rows.push(...(await benchExports(db, url, brokers, blobs, users, log)));
     if (only === undefined || only === 'search')
       rows.push(...(await benchSearch(db, url, brokers, clickhouse, users, log)));
   } finally {
     await db.end();
   }
 }
+if (only === undefined || only === 'export')
+  rows.push(...(await benchExports(url, brokers, blobs, users, log)));
 if (only === undefined || only === 'import') rows.push(...(await benchImport(url, brokers, log)));
 if (only === undefined || only === 'userctl') rows.push(...(await benchUserctl(url, brokers, blobs, log)));
 if (only === undefined || only === 'api-memory') rows.push(...(await benchApiMemory(url, brokers, log)));
