@@ -76,16 +76,20 @@ export function nonUniqueFieldNames(fields: readonly ExportField[]): string[] | 
 
 /**
  * Compiles a pointer into a function that reads its value from a record, or undefined when the
- * path does not exist. Array members are addressed by index (`/identities/0/type`).
+ * path does not exist. Array members are addressed by index (`/identities/0/type`). Whether a
+ * token can be an index is decided once, here, not on each record.
  */
 export function compilePointer(pointer: string): (record: unknown) => unknown {
-  const tokens = pointerTokens(pointer);
+  const steps = pointerTokens(pointer).map((token) => ({
+    token,
+    index: /^(0|[1-9][0-9]*)$/.test(token) ? Number(token) : undefined,
+  }));
   return (record) => {
     let value: unknown = record;
-    for (const token of tokens) {
+    for (const { token, index } of steps) {
       if (Array.isArray(value)) {
-        if (!/^(0|[1-9][0-9]*)$/.test(token)) return undefined;
-        value = value[Number(token)];
+        if (index === undefined) return undefined;
+        value = value[index];
       } else if (value !== null && typeof value === 'object' && Object.hasOwn(value, token)) {
         value = (value as Record<string, unknown>)[token];
       } else {
