@@ -5,7 +5,7 @@ import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 // settings of the export's transaction (prepareSnapshot), an empty one meaning "any" or "off".
 
 /** A setting of the export's transaction, NULL when empty. */
-export const setting = (name: string) => `nullif(current_setting('export.${name}'), '')`;
+const setting = (name: string) => `nullif(current_setting('export.${name}'), '')`;
 
 /** The users an export keeps, as a condition on `users u`. */
 export const USER_FILTER_SQL = `
