@@ -168,25 +168,27 @@ describe('export records statement', () => {
   });
 
   it('writes each record as JSON.stringify would (numbers, index-like keys, escapes), as the export always did', async () => {
-    const values: unknown[] = [
-      1.5e-7,
-      1e21,
-      2.5,
-      -0.001,
-      42,
-      9007199254740993,
-      12345678901234567890,
-      1e-7,
-      100,
-      { b: 1, 10: 2, 1: 3, a: [1, 2.25, { 0: 'x' }] },
-      'line\nbreak\ttab "quoted" back\\slash \u0001 \u001f \u007f \u2028 é 😀 1.5e3 "7": 1234567890123456789',
-      { 'user1.5': 'v2.0', id: 'g-1e9' },
-      [true, false, null, {}],
+    // JSON texts as they reach a jsonb column (long integers written out, as a client may send them).
+    const texts: string[] = [
+      '1.5e-7',
+      '1e21',
+      '2.50',
+      '-0.001',
+      '42',
+      '9007199254740993',
+      '12345678901234567890',
+      '100',
+      ...[
+        { b: 1, 10: 2, 1: 3, a: [1, 2.25, { 0: 'x' }] },
+        'line\nbreak\ttab "quoted" back\\slash \u0001 \u001f \u007f \u2028 é 😀 1.5e3 "7": 1234567890123456789',
+        { 'user1.5': 'v2.0', id: 'g-1e9' },
+        [true, false, null, {}],
+      ].map((value) => JSON.stringify(value)),
     ];
-    for (const value of values) {
+    for (const text of texts) {
       const { rows } = await db().query<{ json: string }>(
         "SELECT json_strip_nulls(json_build_object('sub', 'x', 'v', $1::jsonb))::text AS json",
-        [JSON.stringify(value)],
+        [text],
       );
       const json = rows[0]?.json ?? '';
       expect(asJavaScriptWrites(json), json).to.equal(JSON.stringify(JSON.parse(json)));
