@@ -9,6 +9,11 @@ import { createPool, type Pool } from '../../pipeline/db/pool.js';
 // Versioned: a change to the generated data must not reuse an older schema of the same size.
 export const BENCH_SCHEMA = 'bench_lookups_v2';
 
+/** The identity columns the bench's generated rows give, in their order. */
+export const IDENTITY_COPY_TARGET = `identities (id, user_id, type, login_id_key, login_id_type, login_id,
+  original_login_id, provider_alias, provider_type, provider_subject_id, profile, claims,
+  email, phone_number, preferred_username)`;
+
 /** Deterministic values of generated user number i, so the load can ask for any of them. */
 export const generated = {
   id: (i: number) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
@@ -41,13 +46,7 @@ export async function benchUsers(url: string, count: number, log: (line: string)
   const client = await pool.connect();
   try {
     await copyRows(client, 'users (id, created_at, updated_at, standard_attributes)', userRows(count));
-    await copyRows(
-      client,
-      `identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id,
-                   provider_alias, provider_type, provider_subject_id, profile, claims,
-                   email, phone_number, preferred_username)`,
-      identityRows(count),
-    );
+    await copyRows(client, IDENTITY_COPY_TARGET, identityRows(count));
     // Vacuum now, so that autovacuum does not wake up on these fresh tables in the middle of a measurement.
     await client.query('VACUUM (ANALYZE) users, identities');
   } finally {

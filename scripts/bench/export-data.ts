@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
-import { copyRows } from './bench-schema.js';
+import { copyRows, IDENTITY_COPY_TARGET } from './bench-schema.js';
 
 // Versioned: a change to the generated data must not reuse an older schema of the same size.
 const VERSION = 'v1';
@@ -58,13 +58,7 @@ export async function exportUsers(url: string, count: number, log: (line: string
       'users (id, created_at, updated_at, standard_attributes, custom_attributes)',
       userRows(count),
     );
-    await copyRows(
-      client,
-      `identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id,
-                   provider_alias, provider_type, provider_subject_id, profile, claims,
-                   email, phone_number, preferred_username)`,
-      identityRows(count),
-    );
+    await copyRows(client, IDENTITY_COPY_TARGET, identityRows(count));
     await copyRows(
       client,
       'authenticators (id, user_id, kind, type, password_hash, email, totp_secret)',
