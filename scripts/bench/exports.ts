@@ -149,8 +149,9 @@ async function exportOnce(
     const started = process.hrtime.bigint();
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
     await bus.publish({ task_id: task.id, kind: 'export', body: exportMessage(id) });
-    const firstBlock = firstBlockSeconds(blobs, `default-${task.id}`, elapsed);
-    const fileName = await completion(db, task.id);
+    const polling = new AbortController(); // a failed export must not leave the poll running
+    const firstBlock = firstBlockSeconds(blobs, `default-${task.id}`, elapsed, polling.signal);
+    const fileName = await completion(db, task.id).finally(() => polling.abort());
     const seconds = elapsed();
     const result = { seconds, firstBlockSeconds: await firstBlock, peakMb: peakRssMb(worker.pid) };
     log(
@@ -165,10 +166,18 @@ async function exportOnce(
   }
 }
 
-/** Seconds until the first blob of the task appears, staged blocks included (polled). */
-async function firstBlockSeconds(blobs: BlobStorage, prefix: string, elapsed: () => number): Promise<number> {
+/**
+ * Seconds until the first blob of the task appears, staged blocks included (polled). Once the
+ * export has ended (`signal`), the time of its end: a bound for an export quicker than one poll.
+ */
+async function firstBlockSeconds(
+  blobs: BlobStorage,
+  prefix: string,
+  elapsed: () => number,
+  signal: AbortSignal,
+): Promise<number> {
   for (;;) {
-    if ((await blobs.list(prefix, { uncommitted: true })).length > 0) return elapsed();
+    if (signal.aborted || (await blobs.list(prefix, { uncommitted: true })).length > 0) return elapsed();
     await sleep(10);
   }
 }
