@@ -31,3 +31,13 @@ const UNESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', 
 export function decodeCopyField(line: string): string {
   return line.includes('\\') ? line.replace(/\\(.)/g, (_m, c: string) => UNESCAPES[c] ?? c) : line;
 }
+
+/** The values of a COPY text line, `\N` as null. */
+export function decodeCopyRow(line: string): (string | null)[] {
+  const fields: (string | null)[] = line.split('\t');
+  for (let n = 0; n < fields.length; n++) {
+    const field = fields[n] as string;
+    fields[n] = field === '\\N' ? null : decodeCopyField(field);
+  }
+  return fields;
+}

@@ -1,8 +1,9 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
-import { decodeCopyField } from '../db/copy-text.js';
+import { decodeCopyRow } from '../db/copy-text.js';
 import type { PoolClient } from '../db/pool.js';
+import { type AssemblyOptions, RecordAssembler, type UserRecord } from './assemble-records.js';
 import { USER_FILTER_SQL, userRecordsSql } from './user-records-sql.js';
 
 /** The users an export keeps (none of its filters set: every user). */
@@ -17,18 +18,6 @@ export interface ExportFilters {
 /** The pointers of the user's times: the records carry them only when a CSV column asks for one. */
 export const TIME_POINTERS: readonly string[] = ['/created_at', '/updated_at'];
 
-/** An exported user's record: one compact JSON text, as the records statement writes it. */
-export type RecordJson = string;
-
-/**
- * Streams every user's record, one JSON text per line, through `COPY (...) TO STDOUT`: the
- * fastest way out of Postgres. Run it after prepareSnapshot, on the same client.
- */
-export function streamUserRecords(client: PoolClient, filters: ExportFilters = {}): NodeJS.ReadableStream {
-  const filtered = Object.values(filters).some((value) => value !== undefined);
-  return client.query(copyTo(`COPY (${userRecordsSql({ filtered })}) TO STDOUT`));
-}
-
 /** What the records of one export carry besides the spec's members, and which users they are. */
 export interface SnapshotSettings {
   readonly filters?: ExportFilters | undefined;
@@ -39,33 +28,38 @@ export interface SnapshotSettings {
 }
 
 /**
- * Sets the per-transaction values the records statement reads (the TOTP issuer, the filters,
- * whether the records carry the user's times and password hashes), and counts the users it will write.
+ * Opens the export's snapshot and counts the users it will write. The filters become settings of
+ * the transaction, which the records statement reads (COPY takes no parameters). The planner is
+ * kept to plans that stream in user order: no hash or merge join and no full sort, which would
+ * read and sort every row before the first one reaches the file (and spill to disk to do it).
  */
-export async function prepareSnapshot(
-  client: PoolClient,
-  totpIssuer: string,
-  settings: SnapshotSettings = {},
-): Promise<number> {
-  const { filters = {}, times = false, passwordHashes = false } = settings;
+export async function prepareSnapshot(client: PoolClient, settings: SnapshotSettings = {}): Promise<number> {
+  const { filters = {} } = settings;
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   await client.query(
-    `SELECT set_config('export.totp_issuer', $1, true), set_config('export.created_after', $2, true),
-            set_config('export.updated_since', $3, true), set_config('export.disabled', $4, true),
-            set_config('export.times', $5, true), set_config('export.password_hashes', $6, true)`,
-    [
-      totpIssuer,
-      filters.created_after ?? '',
-      filters.updated_since ?? '',
-      filters.disabled?.toString() ?? '',
-      times ? 'on' : '',
-      passwordHashes ? 'on' : '',
-    ],
+    `SELECT set_config('export.created_after', $1, true), set_config('export.updated_since', $2, true),
+            set_config('export.disabled', $3, true), set_config('enable_hashjoin', 'off', true),
+            set_config('enable_mergejoin', 'off', true), set_config('enable_sort', 'off', true)`,
+    [filters.created_after ?? '', filters.updated_since ?? '', filters.disabled?.toString() ?? ''],
   );
   const { rows } = await client.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM users u WHERE ${USER_FILTER_SQL}`,
   );
   return rows[0]?.n ?? 0;
+}
+
+/**
+ * Streams the rows every user's record is assembled from through `COPY (...) TO STDOUT`: the
+ * fastest way out of Postgres. Run it after prepareSnapshot, on the same client.
+ */
+export function streamUserRows(client: PoolClient, settings: SnapshotSettings = {}): NodeJS.ReadableStream {
+  const filtered = Object.values(settings.filters ?? {}).some((value) => value !== undefined);
+  const sql = userRecordsSql({
+    filtered,
+    times: settings.times === true,
+    passwordHashes: settings.passwordHashes === true,
+  });
+  return client.query(copyTo(`COPY (${sql}) TO STDOUT`));
 }
 
 /**
@@ -75,28 +69,45 @@ export async function prepareSnapshot(
 export const RECORD_ARRAYS_IN_FLIGHT = 2;
 
 /**
- * COPY text rows -> the records' JSON texts, pushed as one array per chunk received, which keeps
- * the per-object cost of the streams low. COPY's text format escapes backslashes (and control
- * characters, which JSON text never holds raw), so each line is unescaped. The texts are compact
- * JSON (json_strip_nulls writes no spaces): ndjson writes them as they are, CSV parses them.
+ * COPY text rows of the records statement -> records, pushed as one array per chunk received,
+ * which keeps the per-object cost of the streams low. A user's rows may straddle two chunks: the
+ * record is pushed with the chunk that starts the next user, or at the end.
  */
-export function copyLinesToJson(): Transform {
+export function assembleRecords(options: AssemblyOptions): Transform {
   const decoder = new StringDecoder('utf8'); // a character may straddle two chunks
+  const assembler = new RecordAssembler(options);
   let rest = '';
+  const add = (line: string, records: UserRecord[]) => {
+    const record = assembler.add(decodeCopyRow(line));
+    if (record !== undefined) records.push(record);
+  };
   return new Transform({
     readableObjectMode: true,
     readableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
     transform(chunk: Buffer, _enc, done: TransformCallback) {
-      const text = rest + decoder.write(chunk);
-      const lines = text.split('\n');
+      const lines = (rest + decoder.write(chunk)).split('\n');
       rest = lines.pop() ?? '';
-      if (lines.length > 0) this.push(lines.map(decodeCopyField));
-      done();
+      const records: UserRecord[] = [];
+      try {
+        for (const line of lines) add(line, records);
+      } catch (err) {
+        done(err as Error);
+        return;
+      }
+      done(null, records.length > 0 ? records : undefined);
     },
     flush(done: TransformCallback) {
       rest += decoder.end();
-      if (rest !== '') this.push([decodeCopyField(rest)]);
-      done();
+      const records: UserRecord[] = [];
+      try {
+        if (rest !== '') add(rest, records);
+        const last = assembler.end();
+        if (last !== undefined) records.push(last);
+      } catch (err) {
+        done(err as Error);
+        return;
+      }
+      done(null, records.length > 0 ? records : undefined);
     },
   });
 }

@@ -9,16 +9,17 @@ import type { Pool } from '../db/pool.js';
 import { completeExport, setProgressTotal } from '../db/tasks.js';
 import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
+import type { UserRecord } from './assemble-records.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
 import { attemptBlobName, type ExportCompression, exportFileHeaders, exportFileName } from './export-file.js';
 import {
-  copyLinesToJson,
+  assembleRecords,
   type ExportFilters,
   prepareSnapshot,
   RECORD_ARRAYS_IN_FLIGHT,
-  type RecordJson,
-  streamUserRecords,
+  type SnapshotSettings,
+  streamUserRows,
   TIME_POINTERS,
 } from './export-records.js';
 import type { ExportField } from './pointers.js';
@@ -86,11 +87,12 @@ async function writeExportFile(
     const passwordHashes = options.includePasswordHashes === true;
     if (passwordHashes)
       run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
-    const total = await prepareSnapshot(client, config.project.publicOrigin, {
+    const settings: SnapshotSettings = {
       filters: options.filters,
       times: options.fields.some((f) => TIME_POINTERS.includes(f.pointer)),
       passwordHashes,
-    });
+    };
+    const total = await prepareSnapshot(client, settings);
     await setProgressTotal(pool, run.task.id, total);
     const encoded: NodeJS.ReadWriteStream[] =
       options.format === 'csv'
@@ -109,8 +111,8 @@ async function writeExportFile(
     const [produced, uploaded] = await Promise.allSettled([
       pipeline(
         [
-          streamUserRecords(client, options.filters),
-          copyLinesToJson(),
+          streamUserRows(client, settings),
+          assembleRecords({ totpIssuer: config.project.publicOrigin }),
           progressCounter(run),
           ...encoded,
           file,
@@ -150,7 +152,7 @@ function progressCounter(run: TaskRun): Transform {
   return new Transform({
     objectMode: true,
     highWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-    transform(records: RecordJson[], _enc, done: TransformCallback) {
+    transform(records: UserRecord[], _enc, done: TransformCallback) {
       processed += records.length;
       run.progress(processed);
       done(null, records);

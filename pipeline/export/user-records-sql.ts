@@ -1,8 +1,7 @@
-import { verifiedClaimSql } from '../db/lookup-records.js';
-import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
-
-// The export's records statement. COPY takes no parameters: the filters and options reach it as
-// settings of the export's transaction (prepareSnapshot), an empty one meaning "any" or "off".
+// The export's records statement: every related table read once, in user order, and merged by
+// Postgres into one stream of plain rows that the worker assembles into records
+// (assemble-records.ts). COPY takes no parameters: the filters reach it as settings of the
+// export's transaction (prepareSnapshot), an empty one meaning "any".
 
 /** A setting of the export's transaction, NULL when empty. */
 const setting = (name: string) => `nullif(current_setting('export.${name}'), '')`;
@@ -13,88 +12,153 @@ export const USER_FILTER_SQL = `
   AND (${setting('updated_since')} IS NULL OR u.updated_at >= ${setting('updated_since')}::timestamptz)
   AND (${setting('disabled')} IS NULL OR u.is_disabled = ${setting('disabled')}::boolean)`;
 
-/** The standard attributes of an exported user, in the order of the spec's pointer table. */
-const STANDARD_ATTRIBUTES = [
-  'preferred_username',
-  'email',
-  'phone_number',
-  'email_verified',
-  'phone_number_verified',
-  ...PROFILE_ATTRIBUTES,
-] as const;
+/**
+ * The kinds of row the statement writes, by the number in a row's first field. A user's own row
+ * comes first, then the rows of its related tables, each kind in the order the record lists them.
+ */
+export const ROW_KINDS = ['user', 'identity', 'role', 'group', 'authenticator', 'verified_claim'] as const;
+export type RowKind = (typeof ROW_KINDS)[number];
 
-function standardAttribute(name: (typeof STANDARD_ATTRIBUTES)[number]): string {
-  if (name === 'email_verified') return `'${name}', ${verifiedClaimSql('email')}`;
-  if (name === 'phone_number_verified') return `'${name}', ${verifiedClaimSql('phone_number')}`;
-  return `'${name}', u.standard_attributes->'${name}'`;
-}
+/** The value columns a row of each kind carries after its kind, in order (all text). */
+export const ROW_COLUMNS = {
+  user: ['id', 'is_disabled', 'standard_attributes', 'custom_attributes', 'created_at', 'updated_at'],
+  identity: [
+    'type',
+    'login_id_key',
+    'original_login_id',
+    'login_id_type',
+    'login_id',
+    'email',
+    'phone_number',
+    'preferred_username',
+    'provider_alias',
+    'provider_type',
+    'provider_subject_id',
+    'profile',
+    'claims',
+  ],
+  role: ['key'],
+  group: ['key'],
+  authenticator: ['kind', 'type', 'password_hash', 'email', 'phone', 'totp_secret'],
+  verified_claim: ['name', 'value'],
+} as const satisfies Record<RowKind, readonly string[]>;
+
+const WIDTH = Math.max(...Object.values(ROW_COLUMNS).map((columns) => columns.length));
 
 /** A timestamp as the service writes them: RFC 3339 in UTC with microseconds. */
 const utcTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-/** A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts). */
-const passwordSql = (a: string) => `json_build_object(
-    'type', CASE WHEN ${a}.password_hash LIKE '$2%' THEN 'bcrypt'
-                 ELSE replace(split_part(${a}.password_hash, '$', 2), '-', '_') END,
-    'password_hash', ${a}.password_hash)`;
-const WITH_PASSWORD_HASHES = `${setting('password_hashes')} IS NOT NULL`;
+/** How the rows of one kind are read: the values, the join to `users u`, the order within a user. */
+interface RowSource {
+  readonly values: readonly string[];
+  readonly join?: string;
+  readonly where?: string;
+  /** Sorts a user's rows of this kind: a time, then an id, or a text. */
+  readonly within?: { readonly at: string; readonly id: string } | { readonly text: string };
+}
+
+/** What the records carry besides the spec's members, and whether the export has filters. */
+export interface RecordsStatementOptions {
+  readonly filtered: boolean;
+  /** `created_at` and `updated_at` (TIME_POINTERS). */
+  readonly times: boolean;
+  /** Password hashes are read (include_password_hashes); otherwise they never leave Postgres. */
+  readonly passwordHashes: boolean;
+}
+
+function rowSources({ times, passwordHashes }: RecordsStatementOptions): Record<RowKind, RowSource> {
+  return {
+    user: {
+      values: [
+        'u.id::text',
+        'u.is_disabled::text',
+        'u.standard_attributes::text',
+        'u.custom_attributes::text',
+        times ? utcTime('u.created_at') : 'NULL',
+        times ? utcTime('u.updated_at') : 'NULL',
+      ],
+    },
+    identity: {
+      values: [
+        'i.type',
+        'i.login_id_key',
+        'i.original_login_id',
+        'i.login_id_type',
+        'i.login_id',
+        'i.email',
+        'i.phone_number',
+        'i.preferred_username',
+        'i.provider_alias',
+        'i.provider_type',
+        'i.provider_subject_id',
+        'i.profile::text',
+        'i.claims::text',
+      ],
+      join: 'JOIN identities i ON i.user_id = u.id',
+      within: { at: 'i.created_at', id: 'i.id' },
+    },
+    role: {
+      values: ['r.key'],
+      join: 'JOIN user_roles ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id',
+      within: { text: 'r.key' },
+    },
+    group: {
+      values: ['g.key'],
+      join: 'JOIN user_groups ug ON ug.user_id = u.id JOIN groups g ON g.id = ug.group_id',
+      within: { text: 'g.key' },
+    },
+    authenticator: {
+      values: [
+        'a.kind',
+        'a.type',
+        passwordHashes ? 'a.password_hash' : 'NULL',
+        'a.email',
+        'a.phone',
+        'a.totp_secret',
+      ],
+      join: 'JOIN authenticators a ON a.user_id = u.id',
+      // The primary password is part of the record only with its hash.
+      where: passwordHashes ? "(a.kind = 'secondary' OR a.type = 'password')" : "a.kind = 'secondary'",
+      within: { at: 'a.created_at', id: 'a.id' },
+    },
+    verified_claim: {
+      values: ['v.name', 'v.value'],
+      join: 'JOIN verified_claims v ON v.user_id = u.id',
+    },
+  };
+}
+
+function branchSql(kind: number, source: RowSource, filtered: boolean): string {
+  const within = source.within;
+  const at = within && 'at' in within ? within.at : 'NULL';
+  const id = within && 'id' in within ? within.id : 'NULL';
+  const text = within && 'text' in within ? within.text : 'NULL';
+  const values = Array.from({ length: WIDTH }, (_, n) => `${source.values[n] ?? 'NULL'}::text AS v${n + 1}`);
+  const conditions = [filtered ? USER_FILTER_SQL : undefined, source.where].filter(Boolean);
+  const order = ['u.created_at', 'u.id', ...(within ? ('at' in within ? [at, id] : [text]) : [])];
+  return `(SELECT u.created_at AS user_at, u.id AS user_id, ${kind} AS kind,
+          ${at}::timestamptz AS row_at, ${id}::uuid AS row_id, ${text}::text AS row_text,
+          ${values.join(', ')}
+     FROM users u ${source.join ?? ''}
+    ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
+    ORDER BY ${order.join(', ')})`;
+}
 
 /**
- * One user's full export record as JSON, assembled by one statement in creation order (the
- * keyset (created_at, id) of index users_created_at_id): standard attributes, roles, groups,
- * disabled, identities, second factors, custom attributes. Missing and null members are dropped
- * (json_strip_nulls). TOTP URIs name the issuer set in `export.totp_issuer` for the session.
- * The service keeps no biometrics or passkeys, so their counts are 0. `created_at` and
- * `updated_at` are there only when `export.times` is set (TIME_POINTERS); `password` and
- * `mfa.password` only when `export.password_hashes` is (include_password_hashes). `filtered`: the
- * export has filters; without, the statement has no condition, which the planner estimates well.
+ * Every exported user as plain rows (ROW_KINDS, ROW_COLUMNS): the user's row, then its
+ * identities, roles, groups, authenticators and verified claims, users in creation order (the
+ * keyset (created_at, id) of index users_created_at_id). Each branch is ordered by itself, so
+ * Postgres merges them as they stream (Merge Append over index scans) rather than sorting the
+ * whole set before the first row; prepareSnapshot keeps hash joins out of the plan for the same
+ * reason. Building the JSON is left to the worker, where it costs a fraction of what Postgres's
+ * JSON functions cost.
  */
-export function userRecordsSql({ filtered }: { filtered: boolean }): string {
+export function userRecordsSql(options: RecordsStatementOptions): string {
+  const sources = rowSources(options);
+  const branches = ROW_KINDS.map((kind, n) => branchSql(n, sources[kind], options.filtered));
+  const values = Array.from({ length: WIDTH }, (_, n) => `x.v${n + 1}`);
   return `
-SELECT json_strip_nulls(json_build_object(
-  'sub', u.id,
-  'created_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.created_at')} END,
-  'updated_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.updated_at')} END,
-  ${STANDARD_ATTRIBUTES.map(standardAttribute).join(',\n  ')},
-  'roles', (SELECT coalesce(json_agg(r.key ORDER BY r.key), '[]')
-              FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id),
-  'groups', (SELECT coalesce(json_agg(g.key ORDER BY g.key), '[]')
-               FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id),
-  'disabled', u.is_disabled,
-  'password', CASE WHEN ${WITH_PASSWORD_HASHES} THEN (SELECT ${passwordSql('a')} FROM authenticators a
-      WHERE a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password') END,
-  'identities', (SELECT coalesce(json_agg(CASE i.type
-        WHEN 'login_id' THEN json_build_object('type', i.type, 'login_id', json_build_object(
-          'key', i.login_id_key, 'original_value', i.original_login_id, 'type', i.login_id_type,
-          'value', i.login_id), 'claims', i.claims || jsonb_strip_nulls(jsonb_build_object(
-            'email', i.email, 'phone_number', i.phone_number, 'preferred_username', i.preferred_username)))
-        ELSE json_build_object('type', i.type, 'oauth', json_build_object(
-          'provider_alias', i.provider_alias, 'provider_type', i.provider_type,
-          'provider_subject_id', i.provider_subject_id, 'user_profile', coalesce(i.profile, '{}')),
-          'claims', i.claims)
-        END ORDER BY i.created_at, i.id), '[]')
-      FROM identities i WHERE i.user_id = u.id),
-  'mfa', (SELECT json_build_object(
-        'emails', coalesce(json_agg(a.email ORDER BY a.created_at, a.id)
-                    FILTER (WHERE a.type = 'oob_otp_email'), '[]'),
-        'phone_numbers', coalesce(json_agg(a.phone ORDER BY a.created_at, a.id)
-                    FILTER (WHERE a.type = 'oob_otp_sms'), '[]'),
-        'totps', coalesce(json_agg(json_build_object('secret', a.totp_secret, 'uri',
-                    'otpauth://totp/' || uri_component(current_setting('export.totp_issuer')) || ':'
-                    || uri_component(coalesce(u.standard_attributes->>'email',
-                         u.standard_attributes->>'phone_number',
-                         u.standard_attributes->>'preferred_username', u.id::text))
-                    || '?algorithm=SHA1&digits=6&issuer=' || uri_component(current_setting('export.totp_issuer'))
-                    || '&period=30&secret=' || a.totp_secret) ORDER BY a.created_at, a.id)
-                    FILTER (WHERE a.type = 'totp'), '[]'),
-        'password', CASE WHEN ${WITH_PASSWORD_HASHES} THEN
-                    (array_agg(${passwordSql('a')}) FILTER (WHERE a.type = 'password'))[1] END)
-      FROM authenticators a WHERE a.user_id = u.id AND a.kind = 'secondary'),
-  'biometric_count', 0,
-  'passkey_count', 0,
-  'custom_attributes', u.custom_attributes
-))
-FROM users u
-${filtered ? `WHERE ${USER_FILTER_SQL}` : ''}
-ORDER BY u.created_at, u.id`;
+SELECT x.kind, ${values.join(', ')}
+  FROM (${branches.join('\n   UNION ALL ')}) x
+ ORDER BY x.user_at, x.user_id, x.kind, x.row_at, x.row_id, x.row_text`;
 }

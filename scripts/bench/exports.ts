@@ -8,9 +8,8 @@ import { kafkaBus } from '../../pipeline/bus/kafka.js';
 import { exportMessage } from '../../pipeline/bus/task-message.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { insertTask } from '../../pipeline/db/tasks.js';
-import { prepareSnapshot } from '../../pipeline/export/export-records.js';
+import { prepareSnapshot, streamUserRows } from '../../pipeline/export/export-records.js';
 import { exportFields } from '../../pipeline/export/pointers.js';
-import { userRecordsSql } from '../../pipeline/export/user-records-sql.js';
 import { createLogger } from '../../pipeline/log.js';
 import { newTaskId } from '../../pipeline/tasks/task-id.js';
 import { exportSchema, exportUsers } from './export-data.js';
@@ -18,7 +17,6 @@ import { schemaUrl, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const CONTAINER = 'bench-exports';
-const ISSUER = 'http://localhost';
 const FORMATS = ['csv', 'ndjson'] as const;
 /** The smaller project of the memory comparison, and the one of the fixed cost. */
 const SMALL = 100_000;
@@ -198,9 +196,9 @@ async function flatReadRate(db: Pool, count: number): Promise<number> {
 async function recordsStatementRate(db: Pool, count: number): Promise<number> {
   const client = await db.connect();
   try {
-    await prepareSnapshot(client, ISSUER);
+    await prepareSnapshot(client);
     const started = process.hrtime.bigint();
-    await drain(client.query(copyTo(`COPY (${userRecordsSql({ filtered: false })}) TO STDOUT`)));
+    await drain(streamUserRows(client));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     await client.query('COMMIT');
     return count / seconds;

@@ -1,0 +1,253 @@
+import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
+import { ROW_COLUMNS, ROW_KINDS, type RowKind } from './user-records-sql.js';
+
+// A user's export record built from the plain rows of the records statement. The record is what
+// `json_strip_nulls(json_build_object(...))` wrote when Postgres assembled it, as JavaScript reads
+// that JSON: the same members in the same order (jsonb values keep jsonb's key order), no member
+// whose value is null at any depth, nulls inside arrays kept.
+
+/** An exported user's record: the spec's members, read by pointers and written as one JSON line. */
+export type UserRecord = Record<string, unknown>;
+
+/** The rows of one kind, by column name. */
+type Row<K extends RowKind> = { readonly [C in (typeof ROW_COLUMNS)[K][number]]: string | null };
+
+/** What the assembly needs besides the rows: the issuer named in TOTP URIs. */
+export interface AssemblyOptions {
+  readonly totpIssuer: string;
+}
+
+/** The standard attributes of an exported user, in the order of the spec's pointer table. */
+export const STANDARD_ATTRIBUTES = [
+  'preferred_username',
+  'email',
+  'phone_number',
+  'email_verified',
+  'phone_number_verified',
+  ...PROFILE_ATTRIBUTES,
+] as const;
+
+/** One user's rows, gathered until the next user's row. */
+interface UserRows {
+  readonly user: Row<'user'>;
+  readonly identities: Row<'identity'>[];
+  readonly roles: string[];
+  readonly groups: string[];
+  readonly authenticators: Row<'authenticator'>[];
+  readonly verifiedClaims: Row<'verified_claim'>[];
+}
+
+/**
+ * Gathers the statement's rows (decoded COPY fields, the kind's number first) into records. Rows
+ * come user by user, the user's own row first; `add` returns the previous user's record when a
+ * new user starts, `end` the last one.
+ */
+export class RecordAssembler {
+  private current: UserRows | undefined;
+
+  constructor(private readonly options: AssemblyOptions) {}
+
+  add(fields: readonly (string | null)[]): UserRecord | undefined {
+    const kind = ROW_KINDS[Number(fields[0])];
+    if (kind === 'user') {
+      const done = this.end();
+      this.current = {
+        user: rowOf('user', fields),
+        identities: [],
+        roles: [],
+        groups: [],
+        authenticators: [],
+        verifiedClaims: [],
+      };
+      return done;
+    }
+    const rows = this.current;
+    if (rows === undefined || kind === undefined)
+      throw new Error(`unexpected records row: kind ${fields[0]}`);
+    if (kind === 'identity') rows.identities.push(rowOf(kind, fields));
+    else if (kind === 'role') rows.roles.push(fields[1] as string);
+    else if (kind === 'group') rows.groups.push(fields[1] as string);
+    else if (kind === 'authenticator') rows.authenticators.push(rowOf(kind, fields));
+    else rows.verifiedClaims.push(rowOf(kind, fields));
+    return undefined;
+  }
+
+  end(): UserRecord | undefined {
+    const rows = this.current;
+    this.current = undefined;
+    return rows && assembleRecord(rows, this.options);
+  }
+}
+
+function rowOf<K extends RowKind>(kind: K, fields: readonly (string | null)[]): Row<K> {
+  const row: Record<string, string | null> = {};
+  const columns: readonly string[] = ROW_COLUMNS[kind];
+  for (let n = 0; n < columns.length; n++) row[columns[n] as string] = fields[n + 1] ?? null;
+  return row as Row<K>;
+}
+
+function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
+  const { user } = rows;
+  const standard = (parseJson(user.standard_attributes, false) ?? {}) as Record<string, unknown>;
+  const record: UserRecord = { sub: user.id };
+  put(record, 'created_at', user.created_at);
+  put(record, 'updated_at', user.updated_at);
+  for (const name of STANDARD_ATTRIBUTES) {
+    if (name === 'email_verified') put(record, name, isVerified(standard, 'email', rows.verifiedClaims));
+    else if (name === 'phone_number_verified')
+      put(record, name, isVerified(standard, 'phone_number', rows.verifiedClaims));
+    else put(record, name, stripNulls(member(standard, name)));
+  }
+  record.roles = rows.roles;
+  record.groups = rows.groups;
+  record.disabled = user.is_disabled === 'true';
+  const primary = rows.authenticators.find((a) => a.kind === 'primary' && a.type === 'password');
+  put(record, 'password', primary && passwordOf(primary));
+  record.identities = rows.identities.map(identityOf);
+  record.mfa = mfaOf(rows, standard, options.totpIssuer);
+  record.biometric_count = 0;
+  record.passkey_count = 0;
+  put(record, 'custom_attributes', parseJson(user.custom_attributes, true));
+  return record;
+}
+
+/** Sets a member unless its value is null or missing (json_strip_nulls). */
+function put(target: Record<string, unknown>, name: string, value: unknown): void {
+  if (value !== null && value !== undefined) target[name] = value;
+}
+
+function member(object: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(object, name) ? object[name] : undefined;
+}
+
+/** A jsonb column's text as a value; `strip`: without null members (a text holding no "null" has none). */
+function parseJson(text: string | null, strip: boolean): unknown {
+  if (text === null) return null;
+  const value: unknown = JSON.parse(text);
+  return strip && text.includes('null') ? stripNulls(value) : value;
+}
+
+/** json_strip_nulls: object members whose value is null are dropped at every depth; array items stay. */
+function stripNulls(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(stripNulls);
+  const stripped: Record<string, unknown> = {};
+  for (const [name, item] of Object.entries(value)) put(stripped, name, stripNulls(item));
+  return stripped;
+}
+
+/** `->>`: a jsonb member as text (null when missing or null). */
+function textMember(object: Record<string, unknown>, name: string): string | null {
+  const value = member(object, name);
+  if (value === undefined || value === null) return null;
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** `<claim>_verified`: set when the user has the claim, true when its current value is verified. */
+function isVerified(
+  standard: Record<string, unknown>,
+  claim: 'email' | 'phone_number',
+  verified: readonly Row<'verified_claim'>[],
+): boolean | undefined {
+  if (!Object.hasOwn(standard, claim)) return undefined;
+  const value = textMember(standard, claim);
+  return verified.some((v) => v.name === claim && v.value === value);
+}
+
+/** A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts). */
+function passwordOf(authenticator: Row<'authenticator'>): UserRecord | undefined {
+  const hash = authenticator.password_hash;
+  if (hash === null) return undefined;
+  const type = hash.startsWith('$2') ? 'bcrypt' : (hash.split('$')[1] ?? '').replaceAll('-', '_');
+  return { type, password_hash: hash };
+}
+
+function identityOf(identity: Row<'identity'>): UserRecord {
+  const claims = parseJson(identity.claims, false) as Record<string, unknown>;
+  if (identity.type === 'login_id')
+    return {
+      type: identity.type,
+      login_id: {
+        key: identity.login_id_key,
+        original_value: identity.original_login_id,
+        type: identity.login_id_type,
+        value: identity.login_id,
+      },
+      claims: stripNulls(
+        jsonbMerge(claims, {
+          email: identity.email,
+          phone_number: identity.phone_number,
+          preferred_username: identity.preferred_username,
+        }),
+      ),
+    };
+  const oauth: UserRecord = {};
+  put(oauth, 'provider_alias', identity.provider_alias);
+  put(oauth, 'provider_type', identity.provider_type);
+  put(oauth, 'provider_subject_id', identity.provider_subject_id);
+  oauth.user_profile = parseJson(identity.profile, true) ?? {};
+  return { type: identity.type, oauth, claims: stripNulls(claims) };
+}
+
+/**
+ * `object || jsonb_strip_nulls(jsonb_build_object(additions))`: the additions that are not null
+ * replace or join the object's members, and the result lists its members in jsonb's order (shorter
+ * names first, then by their UTF-8 bytes), as the object read from jsonb already does.
+ */
+function jsonbMerge(object: Record<string, unknown>, additions: Record<string, string | null>): UserRecord {
+  const names = Object.keys(object);
+  let added = false;
+  for (const [name, value] of Object.entries(additions)) {
+    if (value !== null && !Object.hasOwn(object, name)) {
+      names.push(name);
+      added = true;
+    }
+  }
+  if (added) names.sort(jsonbKeyOrder);
+  const merged: UserRecord = {};
+  for (const name of names) {
+    const addition = Object.hasOwn(additions, name) ? additions[name] : null;
+    merged[name] = addition ?? object[name];
+  }
+  return merged;
+}
+
+function jsonbKeyOrder(a: string, b: string): number {
+  const bytesA = Buffer.from(a);
+  const bytesB = Buffer.from(b);
+  return bytesA.length - bytesB.length || Buffer.compare(bytesA, bytesB);
+}
+
+/** The user's second factors; the record always has `mfa`, with empty lists when there are none. */
+function mfaOf(rows: UserRows, standard: Record<string, unknown>, issuer: string): UserRecord {
+  const secondary = rows.authenticators.filter((a) => a.kind === 'secondary');
+  const label =
+    textMember(standard, 'email') ??
+    textMember(standard, 'phone_number') ??
+    textMember(standard, 'preferred_username') ??
+    (rows.user.id as string);
+  const mfa: UserRecord = {
+    emails: secondary.filter((a) => a.type === 'oob_otp_email').map((a) => a.email),
+    phone_numbers: secondary.filter((a) => a.type === 'oob_otp_sms').map((a) => a.phone),
+    totps: secondary
+      .filter((a) => a.type === 'totp')
+      .map((a) => ({ secret: a.totp_secret, uri: totpUri(issuer, label, a.totp_secret as string) })),
+  };
+  const password = secondary.find((a) => a.type === 'password');
+  put(mfa, 'password', password && passwordOf(password));
+  return mfa;
+}
+
+/** A TOTP `otpauth://` URI naming the issuer and the user. */
+function totpUri(issuer: string, label: string, secret: string): string {
+  const component = uriComponent(issuer);
+  return `otpauth://totp/${component}:${uriComponent(label)}?algorithm=SHA1&digits=6&issuer=${component}&period=30&secret=${secret}`;
+}
+
+/** Percent-encodes text as a URI component, keeping only RFC 3986's unreserved characters. */
+function uriComponent(text: string): string {
+  return encodeURIComponent(text).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
