@@ -32,12 +32,21 @@ export function decodeCopyField(line: string): string {
   return line.includes('\\') ? line.replace(/\\(.)/g, (_m, c: string) => UNESCAPES[c] ?? c) : line;
 }
 
-/** The values of a COPY text line, `\N` as null. */
-export function decodeCopyRow(line: string): (string | null)[] {
-  const fields: (string | null)[] = line.split('\t');
-  for (let n = 0; n < fields.length; n++) {
-    const field = fields[n] as string;
-    fields[n] = field === '\\N' ? null : decodeCopyField(field);
+/**
+ * The first `count` values of a COPY text line, `\N` as null; the fields after them are not read
+ * (a wide statement pads most of its rows with NULLs).
+ */
+export function decodeCopyFields(line: string, count: number): (string | null)[] {
+  const fields: (string | null)[] = new Array(count);
+  let start = 0;
+  for (let n = 0; n < count; n++) {
+    let end = line.indexOf('\t', start);
+    if (end === -1) end = line.length;
+    fields[n] =
+      end - start === 2 && line.charCodeAt(start) === 92 && line.charCodeAt(start + 1) === 78
+        ? null // \N
+        : decodeCopyField(line.slice(start, end));
+    start = end + 1;
   }
   return fields;
 }

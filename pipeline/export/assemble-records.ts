@@ -1,3 +1,4 @@
+import { decodeCopyFields } from '../db/copy-text.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 import { ROW_COLUMNS, ROW_KINDS, type RowKind } from './user-records-sql.js';
 
@@ -37,18 +38,24 @@ interface UserRows {
   readonly verifiedClaims: Row<'verified_claim'>[];
 }
 
+/** The fields a row of each kind has that the assembly reads: its kind, then its values. */
+const ROW_WIDTHS = ROW_KINDS.map((kind) => 1 + ROW_COLUMNS[kind].length);
+
 /**
- * Gathers the statement's rows (decoded COPY fields, the kind's number first) into records. Rows
- * come user by user, the user's own row first; `add` returns the previous user's record when a
- * new user starts, `end` the last one.
+ * Gathers the statement's rows (COPY text lines) into records. Rows come user by user, the user's
+ * own row first; `add` returns the previous user's record when a new user starts, `end` the last
+ * one.
  */
 export class RecordAssembler {
   private current: UserRows | undefined;
 
   constructor(private readonly options: AssemblyOptions) {}
 
-  add(fields: readonly (string | null)[]): UserRecord | undefined {
-    const kind = ROW_KINDS[Number(fields[0])];
+  add(line: string): UserRecord | undefined {
+    const number = line.charCodeAt(0) - 48;
+    const kind = line.charCodeAt(1) === 9 ? ROW_KINDS[number] : undefined; // one digit, then a tab
+    if (kind === undefined) throw new Error(`unexpected records row: kind ${line.split('\t', 1)[0]}`);
+    const fields = decodeCopyFields(line, ROW_WIDTHS[number] as number);
     if (kind === 'user') {
       const done = this.end();
       this.current = {
@@ -62,8 +69,7 @@ export class RecordAssembler {
       return done;
     }
     const rows = this.current;
-    if (rows === undefined || kind === undefined)
-      throw new Error(`unexpected records row: kind ${fields[0]}`);
+    if (rows === undefined) throw new Error(`unexpected records row: a ${kind} before any user`);
     if (kind === 'identity') rows.identities.push(rowOf(kind, fields));
     else if (kind === 'role') rows.roles.push(fields[1] as string);
     else if (kind === 'group') rows.groups.push(fields[1] as string);
@@ -123,6 +129,7 @@ function member(object: Record<string, unknown>, name: string): unknown {
 /** A jsonb column's text as a value; `strip`: without null members (a text holding no "null" has none). */
 function parseJson(text: string | null, strip: boolean): unknown {
   if (text === null) return null;
+  if (text === '{}') return {};
   const value: unknown = JSON.parse(text);
   return strip && text.includes('null') ? stripNulls(value) : value;
 }

@@ -1,7 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
-import { decodeCopyRow } from '../db/copy-text.js';
 import type { PoolClient } from '../db/pool.js';
 import { type AssemblyOptions, RecordAssembler, type UserRecord } from './assemble-records.js';
 import { USER_FILTER_SQL, userRecordsSql } from './user-records-sql.js';
@@ -78,7 +77,7 @@ export function assembleRecords(options: AssemblyOptions): Transform {
   const assembler = new RecordAssembler(options);
   let rest = '';
   const add = (line: string, records: UserRecord[]) => {
-    const record = assembler.add(decodeCopyRow(line));
+    const record = assembler.add(line);
     if (record !== undefined) records.push(record);
   };
   return new Transform({

@@ -22,11 +22,12 @@ export function startProcess(
   ready: string,
 ): Promise<BenchProcess> {
   const compiled = path.join('dist', entry.replace(/\.ts$/, '.js'));
-  // The facade runs with the heap cap of `make api` (API_HEAP_MB, set by the Makefile).
-  const heap =
-    entry === 'api/main.ts' && process.env.API_HEAP_MB
-      ? [`--max-old-space-size=${process.env.API_HEAP_MB}`]
-      : [];
+  // The facade and the workers run with the heap caps of `make api` and `make pipeline`
+  // (API_HEAP_MB and PIPELINE_HEAP_MB, set by the Makefile).
+  const cap = { 'api/main.ts': process.env.API_HEAP_MB, 'pipeline/main.ts': process.env.PIPELINE_HEAP_MB }[
+    entry
+  ];
+  const heap = cap ? [`--max-old-space-size=${cap}`] : [];
   // Several bench workers may run at once: none serves the operator port.
   return spawnUntilReady(entry, [...heap, compiled, ...args], { PIPELINE_HTTP_PORT: '0', ...env }, ready);
 }

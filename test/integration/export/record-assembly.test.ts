@@ -292,7 +292,9 @@ describe('export record assembly', () => {
 
   it('refuses rows that belong to no user', () => {
     const assembler = new RecordAssembler({ totpIssuer: ISSUER });
-    expect(() => assembler.add(['2', 'admin'])).to.throw(/unexpected records row/);
-    expect(() => assembler.add(['9'])).to.throw(/unexpected records row/);
+    expect(() => assembler.add('2\tadmin')).to.throw(/unexpected records row/);
+    expect(() => assembler.add('0\tuser-id')).to.not.throw();
+    expect(() => assembler.add('9\tx')).to.throw(/unexpected records row/);
+    expect(() => assembler.add('12\tx')).to.throw(/unexpected records row/);
   });
 });
