@@ -98,6 +98,8 @@ export interface ExportConfig {
   readonly maxConcurrent: number;
   /** An export running longer than this ends TaskTimedOut. */
   readonly timeLimitSeconds: number;
+  /** Users per part of a split export (several workers write one file); 0: never split. */
+  readonly partUsers: number;
   readonly rateLimit: { readonly count: number; readonly periodSeconds: number };
 }
 
@@ -141,6 +143,7 @@ const ENV_KEYS = {
   EMBEDDED_AZURITE_PORT: 'embedded_azurite_port',
   EXPORT_DOWNLOAD_URL_SECONDS: 'export_download_url_seconds',
   EXPORT_MAX_CONCURRENT: 'export_max_concurrent',
+  EXPORT_PART_USERS: 'export_part_users',
   EXPORT_RATE_LIMIT: 'export_rate_limit',
   EXPORT_RATE_LIMIT_PERIOD_SECONDS: 'export_rate_limit_period_seconds',
 } as const;
@@ -257,6 +260,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
       embeddedAzuritePort: doc.embedded_azurite_port,
       downloadUrlSeconds: doc.export_download_url_seconds,
       maxConcurrent: doc.export_max_concurrent,
+      partUsers: doc.export_part_users,
       timeLimitSeconds: doc.export_time_limit_seconds,
       rateLimit: { count: doc.export_rate_limit, periodSeconds: doc.export_rate_limit_period_seconds },
     },

@@ -1,8 +1,10 @@
 import type { BlobStorage } from './blob/blob-storage.js';
 import type { TaskBus } from './bus/bus.js';
+import { parseTaskMessage } from './bus/task-message.js';
 import type { ServiceConfig } from './config.js';
 import type { Pool } from './db/pool.js';
 import { runExport } from './export/run-export.js';
+import { runExportPart } from './export/split-export.js';
 import { runImport } from './import/run-import.js';
 import type { Logger } from './log.js';
 import { taskRunner } from './tasks/run-task.js';
@@ -38,9 +40,16 @@ export async function startWorkers({
       runner.run('import', message.task_id, (run) => runImport(pool, config, secrets, message.body, run)),
     config.workerConcurrency,
   );
+  const exports = { pool, blobs, bus, config };
   await bus.subscribe(
     'export',
-    (message) => runner.run('export', message.task_id, (run) => runExport(pool, blobs, config, run)),
+    (message) => {
+      // A part of a split export is not a task of its own: its coordinator's task runs it.
+      const part = parseTaskMessage(message.body)?.part;
+      return part === undefined
+        ? runner.run('export', message.task_id, (run) => runExport(exports, run))
+        : runExportPart(exports, message.task_id, part);
+    },
     config.workerConcurrency,
   );
 }

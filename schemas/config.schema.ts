@@ -92,6 +92,9 @@ export const configSchema = {
     embedded_azurite_port: { type: 'integer', minimum: 1, maximum: 65535, default: 10000 },
     export_download_url_seconds: { type: 'integer', minimum: 1, maximum: 86400, default: 60 },
     export_max_concurrent: { type: 'integer', minimum: 1, maximum: 100, default: 1 },
+    // An export of more users than this is split into parts of this many users, which the
+    // workers of the consumer group write side by side into one file; 0 never splits.
+    export_part_users: { type: 'integer', minimum: 0, default: 1_000_000 },
     // The UserExport token bucket: this many exports per period, refilled evenly.
     export_rate_limit: { type: 'integer', minimum: 1, default: 24 },
     export_rate_limit_period_seconds: { type: 'integer', minimum: 1, default: 86400 },

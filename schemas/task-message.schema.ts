@@ -15,6 +15,8 @@ export const taskMessageSchema = {
     task_id: { type: 'string', pattern: '^user(import|export)_[A-Z2-7]{32}$' },
     kind: { enum: ['import', 'export'] },
     project_id: { type: 'string', minLength: 1 },
+    /** Export: the part of a split export this message asks a worker to write. */
+    part: { type: 'integer', minimum: 0 },
     /** Import: the task whose logged message this one was replayed from. */
     replay_of: { type: 'string', pattern: '^userimport_[A-Z2-7]{32}$' },
     request: {

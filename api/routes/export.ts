@@ -6,7 +6,7 @@ import { admitExport } from '../../pipeline/db/export-tasks.js';
 import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
-import type { ExportTaskOptions } from '../../pipeline/export/run-export.js';
+import type { ExportTaskOptions } from '../../pipeline/export/write-records.js';
 import { failAndRefund, TASK_ENDINGS } from '../../pipeline/tasks/task-failure.js';
 import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';

@@ -100,6 +100,60 @@ export class BlobStorage {
   }
 
   /**
+   * Stages `source` as blocks of a block blob without committing them, and returns their ids in
+   * order. Each id is `prefix` and the block's number, so that parts written by several workers
+   * into one blob never share an id (Azure wants every id of a blob the same length: give
+   * prefixes of one length). Nothing is visible until commitBlocks names the blocks.
+   */
+  async stageBlocks(name: string, source: Readable, prefix: string, signal?: AbortSignal): Promise<string[]> {
+    await this.ensureContainer();
+    const blob = this.container.getBlockBlobClient(name);
+    const ids: string[] = [];
+    const inFlight = new Set<Promise<unknown>>();
+    let failed: unknown;
+    const stage = (block: Buffer) => {
+      const id = Buffer.from(`${prefix}-${String(ids.length).padStart(8, '0')}`).toString('base64');
+      ids.push(id);
+      const staged = blob
+        .stageBlock(id, block, block.length, signal ? { abortSignal: signal } : {})
+        .catch((err: unknown) => {
+          failed ??= err;
+        })
+        .finally(() => inFlight.delete(staged));
+      inFlight.add(staged);
+      return staged;
+    };
+    let pending: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      pending.push(chunk);
+      size += chunk.length;
+      while (size >= UPLOAD_BLOCK_BYTES) {
+        const whole = Buffer.concat(pending);
+        pending = [whole.subarray(UPLOAD_BLOCK_BYTES)];
+        size = pending[0]?.length ?? 0;
+        if (inFlight.size >= UPLOAD_CONCURRENCY) await Promise.race(inFlight);
+        if (failed !== undefined) throw failed;
+        void stage(whole.subarray(0, UPLOAD_BLOCK_BYTES));
+      }
+    }
+    if (size > 0) void stage(Buffer.concat(pending));
+    await Promise.all(inFlight);
+    if (failed !== undefined) throw failed;
+    return ids;
+  }
+
+  /** Commits blocks staged by stageBlocks, in the order given, as the blob's whole content. */
+  async commitBlocks(name: string, ids: readonly string[], headers: BlobHeaders): Promise<void> {
+    await this.container.getBlockBlobClient(name).commitBlockList([...ids], {
+      blobHTTPHeaders: {
+        blobContentType: headers.contentType,
+        blobContentDisposition: headers.contentDisposition,
+      },
+    });
+  }
+
+  /**
    * Discards the blocks an upload cut short had staged: committing an empty block list drops every
    * uncommitted block at once, and the empty blob it leaves is deleted. A block whose request was
    * already on its way when the upload was cut can still land afterwards, so the blob is looked

@@ -9,6 +9,11 @@ export interface BusMessage {
   readonly task_id: string;
   readonly kind: TaskKind;
   readonly body: string;
+  /**
+   * What spreads messages over Kafka's partitions when it is not the task id: the parts of one
+   * export must reach different workers, not queue behind their task's own message.
+   */
+  readonly key?: string;
 }
 
 /**

@@ -229,7 +229,7 @@ export function kafkaBus(
         acks: -1,
         // An import's message is its request: compressed, the log keeps a fifth of it.
         compression: message.kind === 'import' ? CompressionTypes.GZIP : CompressionTypes.None,
-        messages: [{ key: message.task_id, value: message.body }],
+        messages: [{ key: message.key ?? message.task_id, value: message.body }],
       });
     },
     async subscribe(kind, handler, concurrency = 1) {
@@ -249,7 +249,8 @@ export function kafkaBus(
           // Tasks on different partitions run side by side; one partition's tasks stay in order.
           partitionsConsumedConcurrently: concurrency,
           eachMessage: async ({ message }) => {
-            const taskId = message.key?.toString();
+            // The key is the task id, or starts with it (`<task id>/<part>`).
+            const taskId = message.key?.toString().split('/')[0];
             if (taskId === undefined || !isTaskId(kind, taskId) || !message.value) {
               log.error({ key: taskId }, 'dropping a malformed task message');
               return;

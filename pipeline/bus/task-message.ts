@@ -1,4 +1,5 @@
 import { type TaskMessage, validateTaskMessage } from '../../schemas/index.js';
+import type { BusMessage } from './bus.js';
 
 // The text of task messages (`schemas/task-message`): written here, read back whole by a replay.
 // Workers take the task id and kind from the bus and stream an import's records out of the text.
@@ -6,6 +7,16 @@ import { type TaskMessage, validateTaskMessage } from '../../schemas/index.js';
 /** An export's message: its task. */
 export function exportMessage(taskId: string): string {
   return JSON.stringify({ task_id: taskId, kind: 'export' });
+}
+
+/** The message that asks any worker to write one part of a split export. */
+export function exportPartMessage(taskId: string, part: number): BusMessage {
+  return {
+    task_id: taskId,
+    kind: 'export',
+    key: `${taskId}/${part}`,
+    body: JSON.stringify({ task_id: taskId, kind: 'export', part }),
+  };
 }
 
 /** What an import's message carries beside its task: the request, its records' secrets sealed. */

@@ -43,10 +43,16 @@ export function plainDecimal(value: number): string {
   return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
-/** Rows (in arrays) -> CSV text, starting with the header row, which is written even for 0 users. */
-export function encodeCsv(header: readonly string[], { escapeFormulas = false } = {}): Transform {
+/**
+ * Rows (in arrays) -> CSV text, starting with the header row, which is written even for 0 users.
+ * `withHeader: false`: the rows only (the parts of a split export after the first).
+ */
+export function encodeCsv(
+  header: readonly string[],
+  { escapeFormulas = false, withHeader: writeHeader = true } = {},
+): Transform {
   const options = escapeFormulas ? ESCAPING_OPTIONS : CSV_OPTIONS;
-  let headerWritten = false;
+  let headerWritten = !writeHeader;
   const withHeader = (rows: unknown[][]) => {
     if (headerWritten) return rows;
     headerWritten = true;

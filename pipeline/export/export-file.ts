@@ -36,6 +36,12 @@ export function attemptBlobName(fileName: string): string {
   return `${fileName.slice(0, dot)}.${randomBytes(4).toString('hex')}${fileName.slice(dot)}`;
 }
 
+/** The file's name (the download's) and the blob one attempt writes it to. */
+export interface ExportFileNames {
+  readonly fileName: string;
+  readonly blobName: string;
+}
+
 /** How the file is served through its signed URL: its content type, and as an attachment. */
 export function exportFileHeaders(
   fileName: string,

@@ -6,11 +6,15 @@
 /** A setting of the export's transaction, NULL when empty. */
 const setting = (name: string) => `nullif(current_setting('export.${name}'), '')`;
 
-/** The users an export keeps, as a condition on `users u`. */
+/** The users an export (or one part of a split export) keeps, as a condition on `users u`. */
 export const USER_FILTER_SQL = `
       (${setting('created_after')} IS NULL OR u.created_at > ${setting('created_after')}::timestamptz)
   AND (${setting('updated_since')} IS NULL OR u.updated_at >= ${setting('updated_since')}::timestamptz)
-  AND (${setting('disabled')} IS NULL OR u.is_disabled = ${setting('disabled')}::boolean)`;
+  AND (${setting('disabled')} IS NULL OR u.is_disabled = ${setting('disabled')}::boolean)
+  AND (${setting('after_at')} IS NULL
+       OR (u.created_at, u.id) > (${setting('after_at')}::timestamptz, ${setting('after_id')}::uuid))
+  AND (${setting('through_at')} IS NULL
+       OR (u.created_at, u.id) <= (${setting('through_at')}::timestamptz, ${setting('through_id')}::uuid))`;
 
 /**
  * The kinds of row the statement writes, by the number in a row's first field. A user's own row

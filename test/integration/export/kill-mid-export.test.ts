@@ -8,7 +8,7 @@ import { insertGeneratedUsers } from '../../support/users.js';
 import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../support/worker-process.js';
 
 // Enough that writing them outlasts several heartbeats (500 ms each), so the kill lands mid-file.
-const USERS = 150_000;
+const USERS = 600_000;
 
 /**
  * A worker killed with SIGKILL in the middle of an export leaves no file: the blob's blocks were

@@ -1,0 +1,185 @@
+import { hostname } from 'node:os';
+import type { BlobHeaders, BlobStorage } from '../blob/blob-storage.js';
+import { requireExportStorage } from '../blob/open-blob-storage.js';
+import { exportPartMessage } from '../bus/task-message.js';
+import {
+  claimPart,
+  deleteParts,
+  type ExportPart,
+  failPart,
+  finishPart,
+  partBoundaries,
+  partStates,
+  planParts,
+  releasePart,
+  renewPart,
+  type UserKey,
+} from '../db/export-parts.js';
+import type { PoolClient } from '../db/pool.js';
+import { classifyFault } from '../errors.js';
+import type { TaskRun } from '../tasks/run-task.js';
+import { prepareSnapshot, type SnapshotSettings } from './export-records.js';
+import type { ExportDependencies } from './run-export.js';
+import { USER_FILTER_SQL } from './user-records-sql.js';
+import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-records.js';
+
+// A split export: the worker that took the task (the coordinator) holds the snapshot, cuts the
+// users into ranges and publishes a message per part; any worker of the consumer group (the
+// coordinator too) claims a part, reads its range under that snapshot and stages its blocks in
+// the task's blob; the coordinator commits the block list in part order. A worker that dies
+// mid-part stops renewing its lease, and the part is written again, whole, by the next claim; a
+// coordinator that dies takes the snapshot with it, and the task starts over (its runner).
+
+/** This process, as the parts it claims name it. */
+const WORKER = `${hostname()}:${process.pid}`;
+/** How long a claimed part stays its worker's without a renewal, and how often it is renewed. */
+const PART_LEASE_MS = 5_000;
+const PART_RENEW_MS = 500;
+/** How often the coordinator looks at the parts it is waiting for. */
+const PART_POLL_MS = 250;
+
+/**
+ * Writes the export prepared on `client` as parts, and commits the file once every part is
+ * staged. Run by the coordinator, inside the snapshot's transaction, which stays open until then.
+ */
+export async function coordinateParts(
+  deps: ExportDependencies,
+  storage: BlobStorage,
+  client: PoolClient,
+  run: TaskRun,
+  file: { readonly blobName: string; readonly headers: BlobHeaders },
+): Promise<void> {
+  const taskId = run.task.id;
+  const { rows } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
+  const boundaries = await partBoundaries(client, USER_FILTER_SQL, deps.config.export.partUsers);
+  const parts = await planParts(deps.pool, {
+    taskId,
+    blobName: file.blobName,
+    snapshot: rows[0]?.id as string,
+    coordinator: WORKER,
+    boundaries,
+  });
+  run.log.info({ parts }, 'export split into parts');
+  const progress = setInterval(() => {
+    partStates(deps.pool, taskId).then(
+      (states) => run.progress(states.reduce((sum, s) => sum + s.processed, 0)),
+      () => {}, // the next look tries again
+    );
+  }, PART_RENEW_MS);
+  try {
+    // Helpers are welcome, not needed: the coordinator writes every part nobody else takes.
+    for (let part = 0; part < parts; part++)
+      await deps.bus.publish(exportPartMessage(taskId, part)).catch((err: unknown) => {
+        run.log.warn({ err, part }, 'export part message not published; the coordinator writes it');
+      });
+    const blockIds = await workUntilStaged(deps, storage, run);
+    await storage.commitBlocks(file.blobName, blockIds, file.headers);
+  } finally {
+    clearInterval(progress);
+    await deleteParts(deps.pool, taskId).catch(() => {});
+  }
+}
+
+/** Writes parts until none is left to claim, then waits for the others'; the blocks in order. */
+async function workUntilStaged(
+  deps: ExportDependencies,
+  storage: BlobStorage,
+  run: TaskRun,
+): Promise<string[]> {
+  const options = run.task.options as unknown as ExportTaskOptions;
+  for (;;) {
+    run.signal.throwIfAborted();
+    const claimed = await claimPart(deps.pool, {
+      taskId: run.task.id,
+      worker: WORKER,
+      leaseMs: PART_LEASE_MS,
+    });
+    if (claimed) {
+      // A part given back for a fault that may pass is claimed again after a pause.
+      if ((await writePart(deps, storage, claimed, options, run.signal)) === 'given back') await pause();
+      continue;
+    }
+    const states = await partStates(deps.pool, run.task.id);
+    const failed = states.find((s) => s.failure !== null);
+    if (failed) throw new Error(`export part ${failed.part} could not be written (${failed.failure})`);
+    if (states.every((s) => s.block_ids !== null)) return states.flatMap((s) => s.block_ids ?? []);
+    await pause();
+  }
+}
+
+const pause = () => new Promise((resolve) => setTimeout(resolve, PART_POLL_MS));
+
+/** Handles a part's message: writes the part if nobody holds it (it may be done, or taken). */
+export async function runExportPart(deps: ExportDependencies, taskId: string, part: number): Promise<void> {
+  const storage = requireExportStorage(deps.blobs);
+  const claimed = await claimPart(deps.pool, { taskId, part, worker: WORKER, leaseMs: PART_LEASE_MS });
+  if (claimed) await writePart(deps, storage, claimed, claimed.options as unknown as ExportTaskOptions);
+}
+
+/**
+ * Reads one part's users under the coordinator's snapshot and stages them as blocks, renewing
+ * the part's lease as it goes. A fault that may pass gives the part back; any other marks it
+ * failed. An attempt that lost its part (its lease ran out, or the export ended) stops and keeps
+ * nothing: its blocks are never committed.
+ */
+async function writePart(
+  deps: ExportDependencies,
+  storage: BlobStorage,
+  part: ExportPart,
+  options: ExportTaskOptions,
+  outer?: AbortSignal,
+): Promise<'staged' | 'lost' | 'given back' | 'failed'> {
+  const lost = new AbortController();
+  const signal = outer ? AbortSignal.any([outer, lost.signal]) : lost.signal;
+  let processed = 0;
+  const renewal = setInterval(() => {
+    renewPart(deps.pool, part, processed, PART_LEASE_MS).then(
+      (ours) => ours || lost.abort(new Error('the part was taken over, or its export ended')),
+      () => {}, // a missed renewal is harmless; the work itself meets the outage
+    );
+  }, PART_RENEW_MS);
+  const client = await deps.pool.connect();
+  let failed: unknown;
+  try {
+    const settings: SnapshotSettings = {
+      ...snapshotSettings(options),
+      part: {
+        snapshot: part.snapshot,
+        after: keyOf(part.after_at, part.after_id),
+        through: keyOf(part.through_at, part.through_id),
+      },
+    };
+    await prepareSnapshot(client, settings);
+    const blockIds = await writeRecords(client, settings, options, {
+      totpIssuer: deps.config.project.publicOrigin,
+      header: part.part === 0,
+      progress: (n) => (processed = n),
+      signal,
+      sink: (file) => storage.stageBlocks(part.blob_name, file, blockPrefix(part), signal),
+    });
+    await client.query('COMMIT');
+    return (await finishPart(deps.pool, part, blockIds, processed)) ? 'staged' : 'lost';
+  } catch (err) {
+    failed = err;
+    if (lost.signal.aborted || outer?.aborted) return 'lost';
+    const fault = classifyFault(err);
+    if (fault.kind === 'transient') {
+      await releasePart(deps.pool, part).catch(() => {});
+      return 'given back';
+    }
+    await failPart(deps.pool, part, fault.code ?? 'unexpected').catch(() => {});
+    return 'failed';
+  } finally {
+    clearInterval(renewal);
+    client.release(failed instanceof Error ? failed : undefined);
+  }
+}
+
+function keyOf(at: string | null, id: string | null): UserKey | undefined {
+  return at === null || id === null ? undefined : { at, id };
+}
+
+/** Block ids of one length across the blob: the part and the attempt, then the block's number. */
+function blockPrefix(part: ExportPart): string {
+  return `${String(part.part).padStart(6, '0')}-${String(part.attempt).padStart(6, '0')}`;
+}

@@ -1,0 +1,113 @@
+import { PassThrough, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import type { ExportFormat } from '../../schemas/index.js';
+import type { PoolClient } from '../db/pool.js';
+import type { UserRecord } from './assemble-records.js';
+import { encodeCsv } from './encode-csv.js';
+import { encodeNdjson } from './encode-ndjson.js';
+import type { ExportCompression } from './export-file.js';
+import {
+  assembleRecords,
+  type ExportFilters,
+  RECORD_ARRAYS_IN_FLIGHT,
+  type SnapshotSettings,
+  streamUserRows,
+  TIME_POINTERS,
+} from './export-records.js';
+import type { ExportField } from './pointers.js';
+import { projectPointers } from './project-pointers.js';
+
+/**
+ * What POST stored beside the task: the format, for CSV the resolved columns and whether formulas
+ * are escaped, the compression and the filters.
+ */
+export interface ExportTaskOptions {
+  readonly format: ExportFormat;
+  readonly fields: readonly ExportField[];
+  readonly escapeFormulas?: boolean;
+  readonly compression?: ExportCompression;
+  readonly filters?: ExportFilters;
+  /** ndjson records carry `password` and `mfa.password` (the project allows it). */
+  readonly includePasswordHashes?: boolean;
+}
+
+/** Which users the export's records statement reads, and what their records carry. */
+export function snapshotSettings(options: ExportTaskOptions): SnapshotSettings {
+  return {
+    filters: options.filters,
+    times: options.fields.some((f) => TIME_POINTERS.includes(f.pointer)),
+    passwordHashes: options.includePasswordHashes === true,
+  };
+}
+
+/** How one stream of records is written: where it goes, and what it reports on the way. */
+export interface RecordsWriting<T> {
+  readonly totpIssuer: string;
+  /** CSV: the header row first (a split export's parts after the first leave it out). */
+  readonly header: boolean;
+  /** Told the number of records written so far, after each batch. */
+  readonly progress: (processed: number) => void;
+  readonly signal: AbortSignal;
+  /** Takes the encoded file (a part of it, for a split export) as it is produced. */
+  readonly sink: (file: Readable) => Promise<T>;
+}
+
+/**
+ * Streams the records of the snapshot prepared on `client` (prepareSnapshot) through the
+ * format's encoder (and gzip) into the sink: rows -> records -> (CSV: pointer projection) ->
+ * encoder -> file. Both sides settle before it returns: a block still being staged when the other
+ * side failed would otherwise land after the caller discarded the blocks, and stay.
+ */
+export async function writeRecords<T>(
+  client: PoolClient,
+  settings: SnapshotSettings,
+  options: ExportTaskOptions,
+  writing: RecordsWriting<T>,
+): Promise<T> {
+  const encoded: NodeJS.ReadWriteStream[] =
+    options.format === 'csv'
+      ? [
+          projectPointers(options.fields),
+          encodeCsv(
+            options.fields.map((f) => f.field_name),
+            { escapeFormulas: options.escapeFormulas === true, withHeader: writing.header },
+          ),
+        ]
+      : [encodeNdjson()];
+  if (options.compression === 'gzip') encoded.push(createGzip());
+  const file = new PassThrough();
+  const [produced, written] = await Promise.allSettled([
+    pipeline(
+      [
+        streamUserRows(client, settings),
+        assembleRecords({ totpIssuer: writing.totpIssuer }),
+        progressCounter(writing.progress),
+        ...encoded,
+        file,
+      ],
+      { signal: writing.signal },
+    ),
+    writing.sink(file).catch((err: unknown) => {
+      file.destroy(err instanceof Error ? err : new Error(String(err))); // stops the producer too
+      throw err;
+    }),
+  ]);
+  if (produced.status === 'rejected') throw produced.reason;
+  if (written.status === 'rejected') throw written.reason;
+  return written.value;
+}
+
+/** Counts the records passing through and reports the count. */
+function progressCounter(report: (processed: number) => void): Transform {
+  let processed = 0;
+  return new Transform({
+    objectMode: true,
+    highWaterMark: RECORD_ARRAYS_IN_FLIGHT,
+    transform(records: UserRecord[], _enc, done: TransformCallback) {
+      processed += records.length;
+      report(processed);
+      done(null, records);
+    },
+  });
+}
