@@ -1,9 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
+import { BlobServiceClient } from '@azure/storage-blob';
 import { expect } from 'chai';
 import { Kafka, logLevel } from 'kafkajs';
 import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
+import type { Pool } from '../../../pipeline/db/pool.js';
 import { prepareSnapshot } from '../../../pipeline/export/export-records.js';
 import { exportFields } from '../../../pipeline/export/pointers.js';
 import {
@@ -14,7 +16,7 @@ import {
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
+import { testBlobConnectionString, uniqueContainer, useExportService } from '../../support/exports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 import { useWorkerProcesses } from '../../support/worker-process.js';
@@ -36,6 +38,29 @@ interface PartRow {
   attempt: number;
   processed: number;
   block_ids: string[] | null;
+}
+
+/** The file one worker writes for these options: the unsplit path, into memory. */
+async function oneWorkerFile(db: Pool, options: ExportTaskOptions): Promise<Buffer> {
+  const conn = await db.connect();
+  try {
+    const settings = snapshotSettings(options);
+    await prepareSnapshot(conn, settings);
+    const chunks: Buffer[] = [];
+    await writeRecords(conn, settings, options, {
+      totpIssuer: ISSUER,
+      header: true,
+      progress: () => {},
+      signal: new AbortController().signal,
+      sink: async (file) => {
+        for await (const chunk of file) chunks.push(chunk as Buffer);
+      },
+    });
+    await conn.query('COMMIT');
+    return Buffer.concat(chunks);
+  } finally {
+    conn.release();
+  }
 }
 
 describe('split export over two worker processes (kafka)', function () {
@@ -92,29 +117,6 @@ describe('split export over two worker processes (kafka)', function () {
     }
   });
 
-  /** The file one worker writes for these options: the unsplit path, into memory. */
-  async function oneWorkerFile(options: ExportTaskOptions): Promise<Buffer> {
-    const conn = await db().connect();
-    try {
-      const settings = snapshotSettings(options);
-      await prepareSnapshot(conn, settings);
-      const chunks: Buffer[] = [];
-      await writeRecords(conn, settings, options, {
-        totpIssuer: ISSUER,
-        header: true,
-        progress: () => {},
-        signal: new AbortController().signal,
-        sink: async (file) => {
-          for await (const chunk of file) chunks.push(chunk as Buffer);
-        },
-      });
-      await conn.query('COMMIT');
-      return Buffer.concat(chunks);
-    } finally {
-      conn.release();
-    }
-  }
-
   async function postExport(body: Record<string, unknown>): Promise<string> {
     const res = await client.request({ method: 'POST', url: '/_api/admin/users/export', token, body });
     expect(res.statusCode, res.body).to.equal(200);
@@ -167,7 +169,7 @@ describe('split export over two worker processes (kafka)', function () {
       2,
     );
     const file = await fileOf(id);
-    const expected = await oneWorkerFile({
+    const expected = await oneWorkerFile(db(), {
       format: 'csv',
       fields: exportFields(
         [{ pointer: '/sub' }, { pointer: '/email' }, { pointer: '/custom_attributes/n' }],
@@ -183,7 +185,7 @@ describe('split export over two worker processes (kafka)', function () {
 
     const gzipped = await postExport({ format: 'ndjson', compression: 'gzip' });
     await watchParts(gzipped);
-    const ndjson = await oneWorkerFile({ format: 'ndjson', fields: [] });
+    const ndjson = await oneWorkerFile(db(), { format: 'ndjson', fields: [] });
     expect(
       gunzipSync(await fileOf(gzipped)).equals(ndjson),
       'the gzip members hold the one-worker file',
@@ -212,7 +214,7 @@ describe('split export over two worker processes (kafka)', function () {
     );
     expect(retried, 'another worker wrote the killed range again').to.not.be.empty;
     const file = await fileOf(id);
-    const expected = await oneWorkerFile({ format: 'ndjson', fields: [] });
+    const expected = await oneWorkerFile(db(), { format: 'ndjson', fields: [] });
     const subs = file
       .toString()
       .split('\n')
@@ -222,4 +224,43 @@ describe('split export over two worker processes (kafka)', function () {
     expect(subs).to.have.length(USERS + TIED);
     expect(file.equals(expected), 'the same bytes as one worker writes').to.equal(true);
   });
+});
+
+describe('split export written by one in-process worker (postgres queue)', function () {
+  this.timeout(60_000);
+  const service = useExportService('postgres', { settings: { export_part_users: 4_000 } });
+
+  before(async () => {
+    await insertGeneratedUsers(service.db(), 10_000, { nameLength: 20 });
+  });
+
+  for (const body of [
+    { format: 'csv', csv: { fields: [{ pointer: '/sub' }, { pointer: '/name' }] } },
+    { format: 'ndjson', compression: 'gzip' },
+  ] as const)
+    it(`writes every part itself when no other worker helps: ${body.format}`, async () => {
+      const res = await service.post(body);
+      expect(res.statusCode, res.body).to.equal(200);
+      const { id } = JSON.parse(res.body) as { id: string };
+      const status = await service.waitForCompletion(id);
+      expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
+      const file = Buffer.from(await (await fetch(status.download_url as string)).arrayBuffer());
+      const expected = await oneWorkerFile(service.db(), {
+        format: body.format,
+        fields: body.format === 'csv' ? exportFields(body.csv.fields, []) : [],
+      });
+      expect((body.format === 'ndjson' ? gunzipSync(file) : file).equals(expected)).to.equal(true);
+      const { rowCount } = await service.db().query('SELECT 1 FROM export_parts WHERE task_id = $1', [id]);
+      expect(rowCount, 'its parts are forgotten').to.equal(0);
+      // The blob is the three parts' blocks, committed in part order.
+      const { rows } = await service
+        .db()
+        .query<{ file_name: string }>('SELECT file_name FROM tasks WHERE id = $1', [id]);
+      const blob = BlobServiceClient.fromConnectionString(testBlobConnectionString())
+        .getContainerClient(service.config().export.container)
+        .getBlockBlobClient(rows[0]?.file_name as string);
+      const { committedBlocks = [] } = await blob.getBlockList('committed');
+      const parts = committedBlocks.map((b) => Buffer.from(b.name, 'base64').toString().slice(0, 6));
+      expect(parts).to.deep.equal(['000000', '000001', '000002']);
+    });
 });

@@ -20,7 +20,7 @@ describe('blob store outage during an export', function () {
   restoreServiceAfter('azurite');
   const service = useExportService('postgres', {
     workers: false,
-    settings: { export_rate_limit: 2, export_rate_limit_period_seconds: 86400 },
+    settings: { export_rate_limit: 3, export_rate_limit_period_seconds: 86400 },
   });
   const spawnWorker = useWorkerProcesses(service.db.schema);
   const startWorker = (env: Record<string, string> = {}) =>
@@ -54,11 +54,33 @@ describe('blob store outage during an export', function () {
     worker.kill('SIGTERM');
   });
 
+  it('stopped for 10 s during a split export: its parts are written again and the file is whole', async () => {
+    const worker = startWorker({ EXPORT_PART_USERS: String(USERS / 3) });
+    const res = await service.post({ format: 'ndjson' });
+    expect(res.statusCode, res.body).to.equal(200);
+    const { id } = JSON.parse(res.body) as { id: string };
+    expect((await waitForProgress(service.db(), id)).processed, 'the export was running').to.be.above(0);
+    const { rows } = await service.db().query('SELECT part FROM export_parts WHERE task_id = $1', [id]);
+    expect(rows, 'the export was split').to.have.length(3);
+
+    await stopService('azurite');
+    await sleep(OUTAGE_MS);
+    await startService('azurite');
+
+    const status = await service.waitForCompletion(id);
+    expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
+    const lines = (await download(status.download_url as string)).text.split('\n');
+    expect(lines).to.have.length(USERS + 1);
+    expect(new Set(lines.map((l) => l.slice(0, 60))).size, 'each user once').to.equal(USERS + 1);
+    expect(worker.exitCode, 'the worker is still running').to.equal(null);
+    worker.kill('SIGTERM');
+  });
+
   it('down beyond the retries: fails naming the blob storage, and the token is given back', async () => {
     const worker = startWorker({ TASK_RETRY_SECONDS: '1' });
     await stopService('azurite');
     try {
-      // The second and last token of the day.
+      // The third and last token of the day.
       const res = await service.post({ format: 'csv' });
       expect(res.statusCode, res.body).to.equal(200);
       const { id } = JSON.parse(res.body) as { id: string };
