@@ -176,7 +176,7 @@ export async function benchImport(
         'records/s',
         'raw COPY of the same rows',
         copyRate,
-        '>= 50% of COPY',
+        '>= 0.85 of COPY',
       ),
     ];
   } finally {
