@@ -45,10 +45,10 @@ export async function startWorkers({
     'export',
     (message) => {
       // A part of a split export is not a task of its own: its coordinator's task runs it.
-      const part = parseTaskMessage(message.body)?.part;
-      return part === undefined
+      const { part, blob } = parseTaskMessage(message.body) ?? {};
+      return part === undefined || blob === undefined
         ? runner.run('export', message.task_id, (run) => runExport(exports, run))
-        : runExportPart(exports, message.task_id, part);
+        : runExportPart(exports, { blobName: blob, part }, log);
     },
     config.workerConcurrency,
   );

@@ -17,6 +17,8 @@ export const taskMessageSchema = {
     project_id: { type: 'string', minLength: 1 },
     /** Export: the part of a split export this message asks a worker to write. */
     part: { type: 'integer', minimum: 0 },
+    /** Export: the blob the split export's attempt writes, which names its parts. */
+    blob: { type: 'string', minLength: 1, maxLength: 1024 },
     /** Import: the task whose logged message this one was replayed from. */
     replay_of: { type: 'string', pattern: '^userimport_[A-Z2-7]{32}$' },
     request: {

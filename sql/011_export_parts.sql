@@ -2,7 +2,9 @@
 -- (issue: export at the speed of reading the data). The worker that took the task (the
 -- coordinator) holds the export's snapshot open and names it here; each part is read under that
 -- snapshot by whichever worker claims it, its blocks staged into the task's blob, and the
--- coordinator commits the blob's block list in part order once every part is done.
+-- coordinator commits the blob's block list in part order once every part is done. Each attempt
+-- at the task writes a blob of its own, so the blob names the plan: two attempts that run at once
+-- (the bus may deliver a task twice) never touch each other's parts.
 CREATE TABLE export_parts (
   task_id     text NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
   part        integer NOT NULL CHECK (part >= 0),
@@ -25,5 +27,6 @@ CREATE TABLE export_parts (
   block_ids   text[],
   -- Set when the part cannot be written: the coordinator fails the export with it.
   failure     text,
-  PRIMARY KEY (task_id, part)
+  PRIMARY KEY (blob_name, part)
 );
+CREATE INDEX export_parts_task_id ON export_parts (task_id);

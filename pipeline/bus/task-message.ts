@@ -9,13 +9,13 @@ export function exportMessage(taskId: string): string {
   return JSON.stringify({ task_id: taskId, kind: 'export' });
 }
 
-/** The message that asks any worker to write one part of a split export. */
-export function exportPartMessage(taskId: string, part: number): BusMessage {
+/** The message that asks any worker to write one part of a split export (its plan: the blob). */
+export function exportPartMessage(taskId: string, blob: string, part: number): BusMessage {
   return {
     task_id: taskId,
     kind: 'export',
     key: `${taskId}/${part}`,
-    body: JSON.stringify({ task_id: taskId, kind: 'export', part }),
+    body: JSON.stringify({ task_id: taskId, kind: 'export', part, blob }),
   };
 }
 

@@ -1,7 +1,8 @@
 import type { Queryable } from './pool.js';
 
 // The parts of a split export (sql/011_export_parts.sql): planned by the coordinator, claimed and
-// written by any worker, committed by the coordinator in part order.
+// written by any worker, committed by the coordinator in part order. A plan is named by the blob
+// its attempt writes.
 
 /** A position in the users' keyset (created_at, id); the time as Postgres writes it, exactly. */
 export interface UserKey {
@@ -33,22 +34,27 @@ export interface PartState {
 }
 
 /**
- * The keys that cut the users a statement keeps (`condition` on `users u`) into ranges of `size`:
- * the key of every size-th user, the last user's excepted. Run it in the snapshot's transaction.
+ * The keys that cut the `total` users a statement keeps (`condition` on `users u`) into ranges of
+ * `size`: the key of every size-th user, the last user's excepted. One pass over the users'
+ * creation-order index, nothing held. Run it in the snapshot's transaction.
  */
-export async function partBoundaries(db: Queryable, condition: string, size: number): Promise<UserKey[]> {
+export async function partBoundaries(
+  db: Queryable,
+  condition: string,
+  size: number,
+  total: number,
+): Promise<UserKey[]> {
   const { rows } = await db.query<UserKey>(
     `SELECT at, id FROM (
-       SELECT u.created_at::text AS at, u.id::text AS id, row_number() OVER (ORDER BY u.created_at, u.id) AS n,
-              count(*) OVER () AS total
+       SELECT u.created_at::text AS at, u.id::text AS id, row_number() OVER (ORDER BY u.created_at, u.id) AS n
          FROM users u WHERE ${condition}) s
-      WHERE n % $1 = 0 AND n < total ORDER BY n`,
-    [size],
+      WHERE n % $1 = 0 AND n < $2 ORDER BY n`,
+    [size, total],
   );
   return rows;
 }
 
-/** Replaces a task's parts (an earlier attempt's, if any) with one per range between the boundaries. */
+/** Plans the parts of one attempt at the task (its blob): one per range between the boundaries. */
 export async function planParts(
   db: Queryable,
   plan: { taskId: string; blobName: string; snapshot: string; coordinator: string; boundaries: UserKey[] },
@@ -56,7 +62,6 @@ export async function planParts(
   const { taskId, blobName, snapshot, coordinator, boundaries } = plan;
   const after = [null, ...boundaries];
   const through = [...boundaries, null];
-  await db.query('DELETE FROM export_parts WHERE task_id = $1', [taskId]);
   await db.query(
     `INSERT INTO export_parts (task_id, part, blob_name, snapshot, coordinator, after_at, after_id, through_at, through_id)
      SELECT $1, r.n - 1, $2, $3, $4, r.after_at::timestamptz, r.after_id::uuid, r.through_at::timestamptz, r.through_id::uuid
@@ -77,13 +82,14 @@ export async function planParts(
 }
 
 /**
- * Claims a part of the task for `worker` until the lease ends: the given one, or with none the
- * first that is not done and that nobody holds (never claimed, or its lease ran out: its worker
- * died or stalled). Each claim is a new attempt; the earlier attempt's work no longer counts.
+ * Claims a part of the plan (its blob) for `worker` until the lease ends: the given one, or with
+ * none the first that is not done and that nobody holds (never claimed, or its lease ran out: its
+ * worker died or stalled). Each claim is a new attempt; the earlier attempt's work no longer
+ * counts. Nothing is claimed once the task has ended.
  */
 export async function claimPart(
   db: Queryable,
-  claim: { taskId: string; part?: number; worker: string; leaseMs: number },
+  claim: { blobName: string; part?: number; worker: string; leaseMs: number },
 ): Promise<ExportPart | undefined> {
   const { rows } = await db.query<ExportPart>(
     `UPDATE export_parts p
@@ -91,19 +97,19 @@ export async function claimPart(
             attempt = attempt + 1, processed = 0
        FROM tasks t
       WHERE t.id = p.task_id AND t.status = 'pending'
-        AND (p.task_id, p.part) = (
-          SELECT task_id, part FROM export_parts
-           WHERE task_id = $1 AND ($2::int IS NULL OR part = $2) AND block_ids IS NULL AND failure IS NULL
+        AND (p.blob_name, p.part) = (
+          SELECT blob_name, part FROM export_parts
+           WHERE blob_name = $1 AND ($2::int IS NULL OR part = $2) AND block_ids IS NULL AND failure IS NULL
              AND (lease_until IS NULL OR lease_until < clock_timestamp())
            ORDER BY part LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING p.task_id, p.part, p.blob_name, p.snapshot, p.after_at::text, p.after_id::text,
                 p.through_at::text, p.through_id::text, p.attempt, t.options`,
-    [claim.taskId, claim.part ?? null, claim.worker, claim.leaseMs],
+    [claim.blobName, claim.part ?? null, claim.worker, claim.leaseMs],
   );
   return rows[0];
 }
 
-type Attempt = Pick<ExportPart, 'task_id' | 'part' | 'attempt'>;
+type Attempt = Pick<ExportPart, 'blob_name' | 'part' | 'attempt'>;
 
 /**
  * Renews the lease of a part being written and saves its progress. False when the attempt no
@@ -114,8 +120,8 @@ export async function renewPart(db: Queryable, attempt: Attempt, processed: numb
     `UPDATE export_parts p SET lease_until = clock_timestamp() + $5 * interval '1 millisecond', processed = $4
        FROM tasks t
       WHERE t.id = p.task_id AND t.status = 'pending'
-        AND p.task_id = $1 AND p.part = $2 AND p.attempt = $3 AND p.block_ids IS NULL`,
-    [attempt.task_id, attempt.part, attempt.attempt, processed, leaseMs],
+        AND p.blob_name = $1 AND p.part = $2 AND p.attempt = $3 AND p.block_ids IS NULL`,
+    [attempt.blob_name, attempt.part, attempt.attempt, processed, leaseMs],
   );
   return rowCount === 1;
 }
@@ -124,8 +130,8 @@ export async function renewPart(db: Queryable, attempt: Attempt, processed: numb
 export async function finishPart(db: Queryable, attempt: Attempt, blockIds: string[], processed: number) {
   const { rowCount } = await db.query(
     `UPDATE export_parts SET block_ids = $4, processed = $5, lease_until = NULL
-      WHERE task_id = $1 AND part = $2 AND attempt = $3 AND block_ids IS NULL`,
-    [attempt.task_id, attempt.part, attempt.attempt, blockIds, processed],
+      WHERE blob_name = $1 AND part = $2 AND attempt = $3 AND block_ids IS NULL`,
+    [attempt.blob_name, attempt.part, attempt.attempt, blockIds, processed],
   );
   return rowCount === 1;
 }
@@ -134,8 +140,8 @@ export async function finishPart(db: Queryable, attempt: Attempt, blockIds: stri
 export async function releasePart(db: Queryable, attempt: Attempt): Promise<void> {
   await db.query(
     `UPDATE export_parts SET lease_until = NULL, claimed_by = NULL
-      WHERE task_id = $1 AND part = $2 AND attempt = $3 AND block_ids IS NULL`,
-    [attempt.task_id, attempt.part, attempt.attempt],
+      WHERE blob_name = $1 AND part = $2 AND attempt = $3 AND block_ids IS NULL`,
+    [attempt.blob_name, attempt.part, attempt.attempt],
   );
 }
 
@@ -143,21 +149,21 @@ export async function releasePart(db: Queryable, attempt: Attempt): Promise<void
 export async function failPart(db: Queryable, attempt: Attempt, failure: string): Promise<void> {
   await db.query(
     `UPDATE export_parts SET failure = $4, lease_until = NULL
-      WHERE task_id = $1 AND part = $2 AND attempt = $3 AND block_ids IS NULL`,
-    [attempt.task_id, attempt.part, attempt.attempt, failure],
+      WHERE blob_name = $1 AND part = $2 AND attempt = $3 AND block_ids IS NULL`,
+    [attempt.blob_name, attempt.part, attempt.attempt, failure],
   );
 }
 
-/** Every part of the task, in order. */
-export async function partStates(db: Queryable, taskId: string): Promise<PartState[]> {
+/** Every part of the plan, in order. */
+export async function partStates(db: Queryable, blobName: string): Promise<PartState[]> {
   const { rows } = await db.query<PartState>(
-    'SELECT part, processed, block_ids, failure FROM export_parts WHERE task_id = $1 ORDER BY part',
-    [taskId],
+    'SELECT part, processed, block_ids, failure FROM export_parts WHERE blob_name = $1 ORDER BY part',
+    [blobName],
   );
   return rows;
 }
 
-/** Forgets a task's parts (its file is committed, or the attempt that planned them gave up). */
-export async function deleteParts(db: Queryable, taskId: string): Promise<void> {
-  await db.query('DELETE FROM export_parts WHERE task_id = $1', [taskId]);
+/** Forgets a plan's parts (its file is committed, or the attempt that planned them gave up). */
+export async function deleteParts(db: Queryable, blobName: string): Promise<void> {
+  await db.query('DELETE FROM export_parts WHERE blob_name = $1', [blobName]);
 }

@@ -17,6 +17,7 @@ import {
 } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
 import { classifyFault } from '../errors.js';
+import type { Logger } from '../log.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { prepareSnapshot, type SnapshotSettings } from './export-records.js';
 import type { ExportDependencies } from './run-export.js';
@@ -39,19 +40,19 @@ const PART_RENEW_MS = 500;
 const PART_POLL_MS = 250;
 
 /**
- * Writes the export prepared on `client` as parts, and commits the file once every part is
- * staged. Run by the coordinator, inside the snapshot's transaction, which stays open until then.
+ * Writes the export prepared on `client` (its `total` users) as parts, and commits the file once
+ * every part is staged. Run by the coordinator, inside the snapshot's transaction, which stays open until then.
  */
 export async function coordinateParts(
   deps: ExportDependencies,
   storage: BlobStorage,
   client: PoolClient,
   run: TaskRun,
-  file: { readonly blobName: string; readonly headers: BlobHeaders },
+  file: { readonly blobName: string; readonly headers: BlobHeaders; readonly total: number },
 ): Promise<void> {
   const taskId = run.task.id;
   const { rows } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
-  const boundaries = await partBoundaries(client, USER_FILTER_SQL, deps.config.export.partUsers);
+  const boundaries = await partBoundaries(client, USER_FILTER_SQL, deps.config.export.partUsers, file.total);
   const parts = await planParts(deps.pool, {
     taskId,
     blobName: file.blobName,
@@ -61,7 +62,7 @@ export async function coordinateParts(
   });
   run.log.info({ parts }, 'export split into parts');
   const progress = setInterval(() => {
-    partStates(deps.pool, taskId).then(
+    partStates(deps.pool, file.blobName).then(
       (states) => run.progress(states.reduce((sum, s) => sum + s.processed, 0)),
       () => {}, // the next look tries again
     );
@@ -69,14 +70,14 @@ export async function coordinateParts(
   try {
     // Helpers are welcome, not needed: the coordinator writes every part nobody else takes.
     for (let part = 0; part < parts; part++)
-      await deps.bus.publish(exportPartMessage(taskId, part)).catch((err: unknown) => {
+      await deps.bus.publish(exportPartMessage(taskId, file.blobName, part)).catch((err: unknown) => {
         run.log.warn({ err, part }, 'export part message not published; the coordinator writes it');
       });
-    const blockIds = await workUntilStaged(deps, storage, run);
+    const blockIds = await workUntilStaged(deps, storage, run, file.blobName);
     await storage.commitBlocks(file.blobName, blockIds, file.headers);
   } finally {
     clearInterval(progress);
-    await deleteParts(deps.pool, taskId).catch(() => {});
+    await deleteParts(deps.pool, file.blobName).catch(() => {});
   }
 }
 
@@ -85,12 +86,13 @@ async function workUntilStaged(
   deps: ExportDependencies,
   storage: BlobStorage,
   run: TaskRun,
+  blobName: string,
 ): Promise<string[]> {
   const options = run.task.options as unknown as ExportTaskOptions;
   for (;;) {
     run.signal.throwIfAborted();
     const claimed = await claimPart(deps.pool, {
-      taskId: run.task.id,
+      blobName,
       worker: WORKER,
       leaseMs: PART_LEASE_MS,
     });
@@ -99,7 +101,8 @@ async function workUntilStaged(
       if ((await writePart(deps, storage, claimed, options, run.signal)) === 'given back') await pause();
       continue;
     }
-    const states = await partStates(deps.pool, run.task.id);
+    const states = await partStates(deps.pool, blobName);
+    if (states.length === 0) throw new Error('the parts of this export are gone'); // never commit nothing
     const failed = states.find((s) => s.failure !== null);
     if (failed) throw new Error(`export part ${failed.part} could not be written (${failed.failure})`);
     if (states.every((s) => s.block_ids !== null)) return states.flatMap((s) => s.block_ids ?? []);
@@ -110,10 +113,24 @@ async function workUntilStaged(
 const pause = () => new Promise((resolve) => setTimeout(resolve, PART_POLL_MS));
 
 /** Handles a part's message: writes the part if nobody holds it (it may be done, or taken). */
-export async function runExportPart(deps: ExportDependencies, taskId: string, part: number): Promise<void> {
+export async function runExportPart(
+  deps: ExportDependencies,
+  { blobName, part }: { readonly blobName: string; readonly part: number },
+  log: Logger,
+): Promise<void> {
   const storage = requireExportStorage(deps.blobs);
-  const claimed = await claimPart(deps.pool, { taskId, part, worker: WORKER, leaseMs: PART_LEASE_MS });
-  if (claimed) await writePart(deps, storage, claimed, claimed.options as unknown as ExportTaskOptions);
+  const claimed = await claimPart(deps.pool, { blobName, part, worker: WORKER, leaseMs: PART_LEASE_MS });
+  if (!claimed) {
+    log.debug({ blob: blobName, part }, 'export part already taken');
+    return;
+  }
+  const taskId = claimed.task_id;
+  const started = Date.now();
+  const outcome = await writePart(deps, storage, claimed, claimed.options as unknown as ExportTaskOptions);
+  log.info(
+    { task_id: taskId, part, attempt: claimed.attempt, outcome, ms: Date.now() - started },
+    'export part',
+  );
 }
 
 /**
