@@ -10,12 +10,16 @@ export interface Lifecycle {
 
 /**
  * How `make start`, `make api` and `make pipeline` end: SIGINT or SIGTERM stop every started part
- * and exit 0; a failed start (a port already taken, a migration that fails), an uncaught error or
+ * and exit 0 (1 when they are not all stopped within `stopDeadlineMs`); a failed start (a port already taken, a migration that fails), an uncaught error or
  * an unhandled rejection stops them and exits 1. Without this, the embedded default's Postgres and
  * Azurite outlived a process that crashed and held their ports and data folder against the next
  * start.
  */
-export async function runService(log: Logger, start: (lifecycle: Lifecycle) => Promise<void>): Promise<void> {
+export async function runService(
+  log: Logger,
+  start: (lifecycle: Lifecycle) => Promise<void>,
+  { stopDeadlineMs = 20_000 } = {},
+): Promise<void> {
   const parts: { name: string; stop: () => Promise<void> }[] = [];
   let stopping = false;
 
@@ -23,6 +27,12 @@ export async function runService(log: Logger, start: (lifecycle: Lifecycle) => P
     if (stopping) return;
     stopping = true;
     log.info({ reason }, 'shutting down');
+    // A part that does not stop (a task stuck on a dependency) must not keep the process, and the
+    // database sessions and locks it holds, alive forever: past the deadline it exits 1.
+    setTimeout(() => {
+      log.error({ reason, deadline_ms: stopDeadlineMs }, 'could not stop in time; exiting');
+      process.exit(exitCode === 0 ? 1 : exitCode);
+    }, stopDeadlineMs).unref();
     for (const part of [...parts].reverse()) {
       try {
         await part.stop();

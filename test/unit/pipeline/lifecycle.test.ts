@@ -24,6 +24,14 @@ describe('service lifecycle', () => {
     });
   }
 
+  it('exits 1 once the stop deadline passes when a part never stops', async () => {
+    const started = Date.now();
+    const { code, out } = await run('stuck', 'SIGTERM');
+    expect(code).to.equal(1);
+    expect(out, 'the parts after it stopped').to.equal('ready\nstopped second\n');
+    expect(Date.now() - started, 'after the deadline (1 s here)').to.be.above(1_000);
+  });
+
   for (const ending of ['fail-start', 'throw', 'reject']) {
     it(`stops every started part, last first, and exits 1 on ${ending}`, async () => {
       const { code, out } = await run(ending);
