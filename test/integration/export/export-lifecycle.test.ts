@@ -137,7 +137,8 @@ describe('export cancel while running', function () {
   const service = useExportService('postgres');
 
   it('stops the worker, discards its blocks and leaves no file', async () => {
-    await insertGeneratedUsers(service.db(), 150_000, { nameLength: 200 });
+    // Enough users that writing them outlasts the 1 s limit several times over.
+    await insertGeneratedUsers(service.db(), 600_000, { nameLength: 200 });
     const created = body(await service.post({ format: 'ndjson' }));
     const running = await eventually(
       () => service.status(created.id as string),
@@ -191,7 +192,8 @@ describe('export past its time limit', function () {
   const service = useExportService('postgres', { settings: { export_time_limit_seconds: 1 } });
 
   it('ends TaskTimedOut, stops the worker and frees the slot', async () => {
-    await insertGeneratedUsers(service.db(), 150_000, { nameLength: 200 });
+    // Enough users that writing them outlasts the 1 s limit several times over.
+    await insertGeneratedUsers(service.db(), 600_000, { nameLength: 200 });
     const created = body(await service.post({ format: 'ndjson' }));
     const ended = await eventually(
       () => service.status(created.id as string),
