@@ -34,12 +34,20 @@ describe('blob store outage during an export', function () {
     await insertGeneratedUsers(service.db(), USERS, { prefix: 'b', domain: 'outage.test', nameLength: 100 });
   });
 
-  it('stopped for 10 s: the export starts again and the file is whole', async () => {
-    const worker = startWorker();
+  /**
+   * Starts a worker with `env` and an ndjson export, stops the blob store for OUTAGE_MS once the
+   * export shows progress (after `whileRunning`), and checks the file is whole and the worker alive.
+   */
+  async function exportThroughOutage(
+    env: Record<string, string>,
+    whileRunning: (id: string) => Promise<void> = async () => {},
+  ): Promise<void> {
+    const worker = startWorker(env);
     const res = await service.post({ format: 'ndjson' });
     expect(res.statusCode, res.body).to.equal(200);
     const { id } = JSON.parse(res.body) as { id: string };
     expect((await waitForProgress(service.db(), id)).processed, 'the export was running').to.be.above(0);
+    await whileRunning(id);
 
     await stopService('azurite');
     await sleep(OUTAGE_MS);
@@ -52,28 +60,17 @@ describe('blob store outage during an export', function () {
     expect(new Set(lines.map((l) => l.slice(0, 60))).size, 'each user once').to.equal(USERS + 1);
     expect(worker.exitCode, 'the worker is still running').to.equal(null);
     worker.kill('SIGTERM');
+  }
+
+  it('stopped for 10 s: the export starts again and the file is whole', async () => {
+    await exportThroughOutage({});
   });
 
   it('stopped for 10 s during a split export: its parts are written again and the file is whole', async () => {
-    const worker = startWorker({ EXPORT_PART_USERS: String(USERS / 3) });
-    const res = await service.post({ format: 'ndjson' });
-    expect(res.statusCode, res.body).to.equal(200);
-    const { id } = JSON.parse(res.body) as { id: string };
-    expect((await waitForProgress(service.db(), id)).processed, 'the export was running').to.be.above(0);
-    const { rows } = await service.db().query('SELECT part FROM export_parts WHERE task_id = $1', [id]);
-    expect(rows, 'the export was split').to.have.length(3);
-
-    await stopService('azurite');
-    await sleep(OUTAGE_MS);
-    await startService('azurite');
-
-    const status = await service.waitForCompletion(id);
-    expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
-    const lines = (await download(status.download_url as string)).text.split('\n');
-    expect(lines).to.have.length(USERS + 1);
-    expect(new Set(lines.map((l) => l.slice(0, 60))).size, 'each user once').to.equal(USERS + 1);
-    expect(worker.exitCode, 'the worker is still running').to.equal(null);
-    worker.kill('SIGTERM');
+    await exportThroughOutage({ EXPORT_PART_USERS: String(USERS / 3) }, async (id) => {
+      const { rows } = await service.db().query('SELECT part FROM export_parts WHERE task_id = $1', [id]);
+      expect(rows, 'the export was split').to.have.length(3);
+    });
   });
 
   it('down beyond the retries: fails naming the blob storage, and the token is given back', async () => {
