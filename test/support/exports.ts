@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
+import { testKafkaBrokers } from './kafka.js';
 import { type TaskEndpoints, taskEndpoints } from './task-endpoints.js';
 import { type TaskService, type TaskServiceOptions, useTaskService } from './task-service.js';
 
@@ -9,6 +10,21 @@ export function testBlobConnectionString(): string {
   if (!value)
     throw new Error('TEST_AZURE_STORAGE_CONNECTION_STRING is not set: run the tests with `make test`');
   return value;
+}
+
+/**
+ * The environment of a `make pipeline` worker process that exports into `container` and takes its
+ * tasks from the Kafka topics under `prefix`; a short session timeout, so that a killed worker's
+ * partitions move on quickly.
+ */
+export function kafkaExportWorkerEnv(container: string, prefix: string): Record<string, string> {
+  return {
+    AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
+    AZURE_STORAGE_CONTAINER: container,
+    KAFKA_BROKERS: testKafkaBrokers().join(','),
+    KAFKA_TOPIC_PREFIX: prefix,
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
+  };
 }
 
 /** A blob container of its own for one describe block, so files are never shared. */

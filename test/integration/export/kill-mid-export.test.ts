@@ -2,8 +2,13 @@ import { expect } from 'chai';
 import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
-import { download, testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
-import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+import {
+  download,
+  kafkaExportWorkerEnv,
+  testBlobConnectionString,
+  uniqueContainer,
+} from '../../support/exports.js';
+import { uniqueTopicPrefix } from '../../support/kafka.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../support/worker-process.js';
 
@@ -21,14 +26,7 @@ describe('export worker killed mid-export (kafka)', function () {
   const container = uniqueContainer();
   const spawnWorker = useWorkerProcesses(db.schema);
 
-  const startWorker = () =>
-    spawnWorker({
-      AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
-      AZURE_STORAGE_CONTAINER: container,
-      KAFKA_BROKERS: testKafkaBrokers().join(','),
-      KAFKA_TOPIC_PREFIX: prefix,
-      KAFKA_SESSION_TIMEOUT_MS: '6000',
-    });
+  const startWorker = () => spawnWorker(kafkaExportWorkerEnv(container, prefix));
 
   it('leaves no half file, and the next worker writes it whole', async () => {
     await insertGeneratedUsers(db(), USERS);

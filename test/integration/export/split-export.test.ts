@@ -16,7 +16,12 @@ import {
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString, uniqueContainer, useExportService } from '../../support/exports.js';
+import {
+  kafkaExportWorkerEnv,
+  testBlobConnectionString,
+  uniqueContainer,
+  useExportService,
+} from '../../support/exports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 import { useWorkerProcesses } from '../../support/worker-process.js';
@@ -75,14 +80,7 @@ describe('split export over two worker processes (kafka)', function () {
   let workers: ChildProcess[] = [];
 
   const startWorker = () =>
-    spawnWorker({
-      AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
-      AZURE_STORAGE_CONTAINER: container,
-      KAFKA_BROKERS: testKafkaBrokers().join(','),
-      KAFKA_TOPIC_PREFIX: prefix,
-      KAFKA_SESSION_TIMEOUT_MS: '6000',
-      EXPORT_PART_USERS: String(PART_USERS),
-    });
+    spawnWorker({ ...kafkaExportWorkerEnv(container, prefix), EXPORT_PART_USERS: String(PART_USERS) });
 
   before(async () => {
     await insertGeneratedUsers(db(), USERS);
