@@ -41,7 +41,8 @@ const PART_POLL_MS = 250;
 
 /**
  * Writes the export prepared on `client` (its `total` users) as parts, and commits the file once
- * every part is staged. Run by the coordinator, inside the snapshot's transaction, which stays open until then.
+ * every part is staged. Run by the coordinator, inside the snapshot's transaction, which stays
+ * open until then.
  */
 export async function coordinateParts(
   deps: ExportDependencies,
