@@ -11,7 +11,10 @@ type Row = CopyValue[];
 
 /** The rows a batch plan adds and the rows it removes, table by table. */
 interface BatchRows {
-  readonly users: Row[];
+  /** New users, each with its position among the batch's changed users (its creation order). */
+  readonly created: { readonly n: number; readonly row: Row }[];
+  /** Users stored before, changed. */
+  readonly updated: Row[];
   readonly identities: Row[];
   readonly claims: Row[];
   readonly authenticators: Row[];
@@ -52,19 +55,21 @@ const AUTHENTICATOR_COLUMNS = [
   'totp_secret',
 ];
 
-// The users of a batch, new and changed: loaded with COPY, then inserted and updated from here.
-// ON COMMIT DELETE ROWS: each batch transaction finds it empty, and the connection keeps it. The
-// batches of a dry run share one transaction: each empties it first (one round trip with CREATE).
+const USER_COLUMNS = ['id', 'is_disabled', 'standard_attributes', 'custom_attributes'];
+
+// The changed users of a batch: loaded with COPY, then updated from here. ON COMMIT DELETE ROWS:
+// each batch transaction finds it empty, and the connection keeps it. The batches of a dry run
+// share one transaction: each empties it first (one round trip with CREATE).
 const IMPORT_USERS = `CREATE TEMP TABLE IF NOT EXISTS import_users (
-    n integer NOT NULL, id uuid NOT NULL, is_new boolean NOT NULL, is_disabled boolean NOT NULL,
+    id uuid NOT NULL, is_disabled boolean NOT NULL,
     standard_attributes jsonb NOT NULL, custom_attributes jsonb NOT NULL) ON COMMIT DELETE ROWS;
   DELETE FROM import_users`;
 
 /**
  * Stores a batch plan in the client's transaction with one bulk statement per table and kind of
- * change: deletes first (a login id may move between users within a batch), then the users
- * (COPY into a temporary table, then `UPDATE ... FROM` and `INSERT ... SELECT`), then COPY of the
- * rows that hang off them.
+ * change: deletes first (a login id may move between users within a batch), then the users (COPY
+ * of the new ones; COPY of the changed ones into a temporary table, then `UPDATE ... FROM`), then
+ * COPY of the rows that hang off them.
  */
 export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state: BatchState): Promise<void> {
   const rows = batchRows(plan, state);
@@ -77,31 +82,30 @@ export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state:
   ] as const;
   for (const [statement, ids] of deletions) if (ids.length) await client.query(statement, [ids]);
 
-  if (rows.users.length === 0) return;
-  await client.query(IMPORT_USERS);
-  await copyRows(
-    client,
-    'import_users',
-    ['n', 'id', 'is_new', 'is_disabled', 'standard_attributes', 'custom_attributes'],
-    rows.users,
-  );
-  const created = [...plan.changed.values()].filter((change) => !change.before).length;
-  if (created < rows.users.length) {
+  if (rows.updated.length > 0) {
+    await client.query(IMPORT_USERS);
+    await copyRows(client, 'import_users', USER_COLUMNS, rows.updated);
     await client.query(
       `UPDATE users u SET standard_attributes = r.standard_attributes, custom_attributes = r.custom_attributes,
               is_disabled = r.is_disabled, updated_at = now()
-         FROM import_users r WHERE NOT r.is_new AND u.id = r.id`,
+         FROM import_users r WHERE u.id = r.id`,
     );
   }
-  // One clock reading per batch, a microsecond apart per user: the users of a batch keep their
-  // request order in (created_at, id), whatever order the rows are produced in.
-  if (created > 0) {
-    await client.query(
-      `INSERT INTO users (id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes)
-       SELECT r.id, c.at + r.n * interval '1 microsecond', c.at + r.n * interval '1 microsecond',
-              r.is_disabled, r.standard_attributes, r.custom_attributes
-         FROM import_users r CROSS JOIN (SELECT clock_timestamp() AS at) c
-        WHERE r.is_new`,
+  if (rows.created.length > 0) {
+    // One reading of the database's clock per batch, a microsecond apart per user: the users of a
+    // batch keep their request order in (created_at, id), whatever order the rows are made in.
+    const { rows: clock } = await client.query<{ at: string }>(
+      `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS at`,
+    );
+    const at = Number(clock[0]?.at);
+    await copyRows(
+      client,
+      'users',
+      ['created_at', 'updated_at', ...USER_COLUMNS],
+      rows.created.map(({ n, row }) => {
+        const time = microsecondTime(at + n);
+        return [time, time, ...row];
+      }),
     );
   }
   await copyRows(client, 'identities', IDENTITY_COLUMNS, rows.identities);
@@ -111,10 +115,17 @@ export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state:
   await copyRows(client, 'user_groups', ['user_id', 'group_id'], rows.groupLinks);
 }
 
+/** A timestamp of microseconds since the epoch (exact as a number until the year 2255), in UTC. */
+export function microsecondTime(us: number): string {
+  const ms = Math.floor(us / 1000);
+  return `${new Date(ms).toISOString().slice(0, 23)}${String(us - ms * 1000).padStart(3, '0')}Z`;
+}
+
 /** The difference between each changed user's state before and after, as table rows. */
 function batchRows(plan: BatchPlan, state: BatchState): BatchRows {
   const rows: BatchRows = {
-    users: [],
+    created: [],
+    updated: [],
     identities: [],
     claims: [],
     authenticators: [],
@@ -126,8 +137,12 @@ function batchRows(plan: BatchPlan, state: BatchState): BatchRows {
     rolesReset: [],
     groupsReset: [],
   };
+  let n = 0;
   for (const { before, after } of plan.changed.values()) {
-    rows.users.push([rows.users.length, after.id, !before, after.disabled, after.standard, after.custom]);
+    const row = [after.id, after.disabled, after.standard, after.custom];
+    if (before) rows.updated.push(row);
+    else rows.created.push({ n, row });
+    n++;
     for (const [key, login] of after.loginIds) {
       const old = before?.loginIds.get(key);
       if (old?.id === login.id && old.original === login.original) continue;
