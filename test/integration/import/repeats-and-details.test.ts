@@ -53,6 +53,19 @@ describe('import: repeated identifiers, warnings count and details pages', funct
     });
   });
 
+  it('shows each record as submitted, its members in the order given', () => {
+    const details = status.details as { record: Record<string, unknown> }[];
+    // jsonb would have reordered them (shorter names first): name, email.
+    expect(details.map((d) => Object.keys(d.record))).to.deep.equal([
+      ['email', 'name'],
+      ['email'],
+      ['email'],
+      ['email', 'name'],
+      ['email', 'name'],
+    ]);
+    expect(details[3]?.record).to.deep.equal({ email: 'REP@example.com', name: 'Second' });
+  });
+
   it('pages the details by outcome, offset and limit, and leaves them out with details=false', async () => {
     const read = async (query: string) => {
       const res = await service.client().request({
