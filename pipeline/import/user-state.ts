@@ -56,7 +56,7 @@ export function newRowId(): string {
   const random = randomPool.subarray(nextRandom, nextRandom + 16);
   nextRandom += 16;
   // The uuid package's own monotonic state, kept here because it draws its 16 random bytes from
-  // the system one id at a time (a twentieth of an import's work); given `random`, it keeps none.
+  // the system one id at a time (a tenth of the import worker's CPU); given `random`, it keeps none.
   const now = Date.now();
   if (now > clock.msecs) {
     clock.msecs = now;
