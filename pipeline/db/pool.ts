@@ -37,3 +37,20 @@ export function createPool(options: PoolOptions): pg.Pool {
   pool.on('connect', (client) => client.on('error', report));
   return pool;
 }
+
+/**
+ * Runs `work` on a client of its own. A client whose work failed is discarded, not put back: a
+ * COPY cut short leaves it in an unknown state.
+ */
+export async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let failed: unknown;
+  try {
+    return await work(client);
+  } catch (err) {
+    failed = err;
+    throw err;
+  } finally {
+    client.release(failed instanceof Error ? failed : undefined);
+  }
+}

@@ -2,7 +2,7 @@ import type { BlobStorage } from '../blob/blob-storage.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { TaskBus } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
-import type { Pool } from '../db/pool.js';
+import { type Pool, withClient } from '../db/pool.js';
 import { completeExport, setProgressTotal } from '../db/tasks.js';
 import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
@@ -56,9 +56,7 @@ async function writeExportFile(
   options: ExportTaskOptions,
   names: ExportFileNames,
 ): Promise<number> {
-  const client = await deps.pool.connect();
-  let failed: unknown;
-  try {
+  return withClient(deps.pool, async (client) => {
     const settings = snapshotSettings(options);
     if (settings.passwordHashes)
       run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
@@ -79,11 +77,5 @@ async function writeExportFile(
     }
     await client.query('COMMIT');
     return total;
-  } catch (err) {
-    failed = err;
-    throw err;
-  } finally {
-    // A client whose COPY was cut short is in an unknown state: it is discarded, not reused.
-    client.release(failed instanceof Error ? failed : undefined);
-  }
+  });
 }

@@ -15,7 +15,7 @@ import {
   renewPart,
   type UserKey,
 } from '../db/export-parts.js';
-import type { PoolClient } from '../db/pool.js';
+import { type PoolClient, withClient } from '../db/pool.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TaskRun } from '../tasks/run-task.js';
@@ -156,29 +156,29 @@ async function writePart(
       () => {}, // a missed renewal is harmless; the work itself meets the outage
     );
   }, PART_RENEW_MS);
-  const client = await deps.pool.connect();
-  let failed: unknown;
   try {
-    const settings: SnapshotSettings = {
-      ...snapshotSettings(options),
-      part: {
-        snapshot: part.snapshot,
-        after: keyOf(part.after_at, part.after_id),
-        through: keyOf(part.through_at, part.through_id),
-      },
-    };
-    await prepareSnapshot(client, settings);
-    const blockIds = await writeRecords(client, settings, options, {
-      totpIssuer: deps.config.project.publicOrigin,
-      header: part.part === 0,
-      progress: (n) => (processed = n),
-      signal,
-      sink: (file) => storage.stageBlocks(part.blob_name, file, blockPrefix(part), signal),
+    const blockIds = await withClient(deps.pool, async (client) => {
+      const settings: SnapshotSettings = {
+        ...snapshotSettings(options),
+        part: {
+          snapshot: part.snapshot,
+          after: keyOf(part.after_at, part.after_id),
+          through: keyOf(part.through_at, part.through_id),
+        },
+      };
+      await prepareSnapshot(client, settings);
+      const ids = await writeRecords(client, settings, options, {
+        totpIssuer: deps.config.project.publicOrigin,
+        header: part.part === 0,
+        progress: (n) => (processed = n),
+        signal,
+        sink: (file) => storage.stageBlocks(part.blob_name, file, blockPrefix(part), signal),
+      });
+      await client.query('COMMIT');
+      return ids;
     });
-    await client.query('COMMIT');
     return (await finishPart(deps.pool, part, blockIds, processed)) ? 'staged' : 'lost';
   } catch (err) {
-    failed = err;
     if (lost.signal.aborted || outer?.aborted) return 'lost';
     const fault = classifyFault(err);
     if (fault.kind === 'transient') {
@@ -189,7 +189,6 @@ async function writePart(
     return 'failed';
   } finally {
     clearInterval(renewal);
-    client.release(failed instanceof Error ? failed : undefined);
   }
 }
 
