@@ -180,13 +180,11 @@ function identityOf(identity: Row<'identity'>): UserRecord {
         type: identity.login_id_type,
         value: identity.login_id,
       },
-      claims: stripNulls(
-        jsonbMerge(claims, {
-          email: identity.email,
-          phone_number: identity.phone_number,
-          preferred_username: identity.preferred_username,
-        }),
-      ),
+      claims: mergedClaims(claims, {
+        email: identity.email,
+        phone_number: identity.phone_number,
+        preferred_username: identity.preferred_username,
+      }),
     };
   const oauth: UserRecord = {};
   put(oauth, 'provider_alias', identity.provider_alias);
@@ -194,6 +192,26 @@ function identityOf(identity: Row<'identity'>): UserRecord {
   put(oauth, 'provider_subject_id', identity.provider_subject_id);
   oauth.user_profile = parseJson(identity.profile, true) ?? {};
   return { type: identity.type, oauth, claims: stripNulls(claims) };
+}
+
+/**
+ * `jsonb_strip_nulls(claims || jsonb_strip_nulls(jsonb_build_object(additions)))`. A login id's
+ * stored claims are most often empty: then the claims are the additions that are not null (the
+ * login id's one attribute), with nothing to merge or strip.
+ */
+function mergedClaims(claims: Record<string, unknown>, additions: Record<string, string | null>): unknown {
+  if (hasMembers(claims)) return stripNulls(jsonbMerge(claims, additions));
+  const set = Object.keys(additions).filter((name) => additions[name] !== null);
+  if (set.length > 1) set.sort(jsonbKeyOrder);
+  const merged: UserRecord = {};
+  for (const name of set) merged[name] = additions[name];
+  return merged;
+}
+
+/** Whether a parsed JSON object has a member (without listing them). */
+function hasMembers(object: Record<string, unknown>): boolean {
+  for (const _ in object) return true;
+  return false;
 }
 
 /**

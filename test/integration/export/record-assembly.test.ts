@@ -116,8 +116,8 @@ async function storeUsers(db: Pool): Promise<void> {
  * Values Postgres and JavaScript treat differently, stored where the records take them from jsonb:
  * nulls at every depth (dropped from objects, kept in arrays), index-like keys, numbers with a
  * fraction or an exponent or too long for a double, escapes and characters outside ASCII, claims
- * whose names sort differently by jsonb's order (length first) than by text, a user whose email
- * is null.
+ * whose names sort differently by jsonb's order (length first) than by text, a login id with no
+ * stored claims but three claim columns, a user whose email is null.
  */
 async function storeAwkwardValues(db: Pool): Promise<void> {
   const awkward = await createUser(db, PROJECT, {
@@ -159,6 +159,16 @@ async function storeAwkwardValues(db: Pool): Promise<void> {
   await db.query(
     `INSERT INTO authenticators (id, user_id, kind, type, totp_secret) VALUES ($1, $2, 'secondary', 'totp', 'MZXW6YTBOI')`,
     [randomUUID(), awkward],
+  );
+  // A login id with no stored claims and every claim column set: its claims are the columns alone.
+  const columns = await createUser(db, PROJECT, {
+    email: 'cols@example.com',
+    createdAt: '2026-03-01T12:00:00Z',
+  });
+  await db.query(
+    `UPDATE identities SET claims = '{}', phone_number = '+15550100', preferred_username = 'cols'
+      WHERE user_id = $1 AND type = 'login_id' AND login_id_key = 'email'`,
+    [columns],
   );
   const nullEmail = await createUser(db, PROJECT, { createdAt: '2026-03-02T00:00:00Z' });
   await db.query(
@@ -252,7 +262,7 @@ describe('export record assembly', () => {
         const settings = { filters, times, passwordHashes };
         const expected = await referenceLines(db(), settings);
         const actual = await assembledLines(db(), settings);
-        if (Object.keys(filters).length === 0) expect(expected).to.have.length(USERS.length + 4);
+        if (Object.keys(filters).length === 0) expect(expected).to.have.length(USERS.length + 5);
         expect(actual, JSON.stringify(filters)).to.deep.equal(expected);
       }
     });
