@@ -196,16 +196,12 @@ function identityOf(identity: Row<'identity'>): UserRecord {
 
 /**
  * `jsonb_strip_nulls(claims || jsonb_strip_nulls(jsonb_build_object(additions)))`. A login id's
- * stored claims are most often empty: then the claims are the additions that are not null (the
- * login id's one attribute), with nothing to merge or strip.
+ * stored claims are most often empty: then the merge holds only additions, none of them null, and
+ * there is nothing to strip.
  */
 function mergedClaims(claims: Record<string, unknown>, additions: Record<string, string | null>): unknown {
-  if (hasMembers(claims)) return stripNulls(jsonbMerge(claims, additions));
-  const set = Object.keys(additions).filter((name) => additions[name] !== null);
-  if (set.length > 1) set.sort(jsonbKeyOrder);
-  const merged: UserRecord = {};
-  for (const name of set) merged[name] = additions[name];
-  return merged;
+  const merged = jsonbMerge(claims, additions);
+  return hasMembers(claims) ? stripNulls(merged) : merged;
 }
 
 /** Whether a parsed JSON object has a member (without listing them). */
@@ -221,14 +217,11 @@ function hasMembers(object: Record<string, unknown>): boolean {
  */
 function jsonbMerge(object: Record<string, unknown>, additions: Record<string, string | null>): UserRecord {
   const names = Object.keys(object);
-  let added = false;
-  for (const [name, value] of Object.entries(additions)) {
-    if (value !== null && !Object.hasOwn(object, name)) {
-      names.push(name);
-      added = true;
-    }
+  const stored = names.length;
+  for (const name in additions) {
+    if (additions[name] !== null && !Object.hasOwn(object, name)) names.push(name);
   }
-  if (added) names.sort(jsonbKeyOrder);
+  if (names.length > stored && names.length > 1) names.sort(jsonbKeyOrder);
   const merged: UserRecord = {};
   for (const name of names) {
     const addition = Object.hasOwn(additions, name) ? additions[name] : null;
