@@ -12,7 +12,7 @@ import { openSearchIndex, startSearchFeed } from './search/search-index.js';
 import type { UserSearchIndex } from './search/user-search.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
 import { startTaskUpkeep, type TaskUpkeep } from './tasks/task-upkeep.js';
-import { startWorkers } from './workers.js';
+import { startWorkers, workerConnections } from './workers.js';
 
 /** The started parts every service process stands on. */
 export interface PipelineParts {
@@ -25,6 +25,9 @@ export interface PipelineParts {
   readonly search: UserSearchIndex;
 }
 
+/** Connections of a service process besides its workers': requests, task upkeep, search feed. */
+const SERVICE_CONNECTIONS = 10;
+
 /**
  * Starts, in order, the database, the export storage, the task secrets, the bus, the task upkeep,
  * the search index and (with `workers`) the pipeline workers and what feeds the search index; each
@@ -36,7 +39,8 @@ export async function startPipelineParts(
   started: Lifecycle['started'],
   { workers }: { workers: boolean },
 ): Promise<PipelineParts> {
-  const db = await openDatabase(config, log);
+  const connections = SERVICE_CONNECTIONS + (workers ? workerConnections(config.workerConcurrency) : 0);
+  const db = await openDatabase(config, log, connections);
   started('database', () => db.close());
   const storage = await openExportStorage(config, log);
   started('export storage', () => storage.close());

@@ -22,6 +22,17 @@ export interface WorkerDependencies {
 }
 
 /**
+ * Connections the workers of a process may hold at once, for `concurrency` tasks of each kind (the
+ * parts of a split export count as export tasks): per task, the embedded bus's queue transaction,
+ * the task's own connection (an import's batch, an export's snapshot or part) and one for its
+ * heartbeat, lease and status writes. A pool smaller than this lets the running tasks take every
+ * connection and wait on each other until its connect timeout fails them.
+ */
+export function workerConnections(concurrency: number): number {
+  return 2 * concurrency * 3;
+}
+
+/**
  * Subscribes the import and export workers to the bus; each task runs through the one task
  * runner. They take no new message once the bus is closed, which is left to whoever opened it.
  */

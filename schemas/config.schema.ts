@@ -9,6 +9,9 @@ const base64 = {
   pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
 } as const;
 
+/** Tasks of one kind a worker process runs at once, unless WORKER_CONCURRENCY says otherwise. */
+export const DEFAULT_WORKER_CONCURRENCY = 2;
+
 export const configSchema = {
   $id: 'config',
   type: 'object',
@@ -75,7 +78,7 @@ export const configSchema = {
     },
     import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 2000 },
     // Tasks one worker process runs at once (per task kind).
-    worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 2 },
+    worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: DEFAULT_WORKER_CONCURRENCY },
     // Export: switched off here, or when no blob storage is configured (and none is embedded).
     export_enabled: { type: 'boolean', default: true },
     // Azure Blob Storage: a connection string with an AccountKey (SAS URLs are signed with it)...

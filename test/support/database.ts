@@ -13,9 +13,10 @@ export function testDatabaseUrl(): string {
 /**
  * A migrated schema of its own for the calling `describe` block, dropped afterwards, so test files
  * never see each other's rows. Returns a getter (the pool exists once `before` has run) that also
- * names the schema, for processes started by the test.
+ * names the schema, for processes started by the test. `connections`: the pool's size (a test that
+ * runs workers in process sizes it as a service process does).
  */
-export function useTestSchema(): (() => Pool) & { readonly schema: string } {
+export function useTestSchema(connections = 4): (() => Pool) & { readonly schema: string } {
   let pool: Pool | undefined;
   const schema = `t_${randomBytes(6).toString('hex')}`;
   before(async () => {
@@ -23,7 +24,7 @@ export function useTestSchema(): (() => Pool) & { readonly schema: string } {
     await admin.connect();
     await admin.query(`CREATE SCHEMA ${schema}`);
     await admin.end();
-    pool = createPool({ connectionString: testDatabaseUrl(), schema, max: 4 });
+    pool = createPool({ connectionString: testDatabaseUrl(), schema, max: connections });
     await migrate(pool);
   });
   after(async () => {

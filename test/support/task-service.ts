@@ -5,7 +5,8 @@ import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
 import { openSearchIndex, type SearchIndex, startSearchFeed } from '../../pipeline/search/search-index.js';
 import { startTaskUpkeep, type TaskUpkeep } from '../../pipeline/tasks/task-upkeep.js';
-import { startWorkers } from '../../pipeline/workers.js';
+import { startWorkers, workerConnections } from '../../pipeline/workers.js';
+import { DEFAULT_WORKER_CONCURRENCY } from '../../schemas/config.schema.js';
 import {
   type AdminClient,
   adminClient,
@@ -64,7 +65,9 @@ export function useTaskService(
     await upkeep?.stop();
     await bus?.close();
   });
-  const db = useTestSchema();
+  // One pool for the facade, the upkeep and the workers, as in a service process.
+  const concurrency = Number(options.settings?.worker_concurrency ?? DEFAULT_WORKER_CONCURRENCY);
+  const db = useTestSchema(4 + (options.workers === false ? 0 : workerConnections(concurrency)));
 
   before(async function () {
     this.timeout(60_000);
