@@ -4,6 +4,11 @@ import { type TaskService, type TaskServiceOptions, useTaskService } from './tas
 /** Headers of an import call that came through a trusted TLS-terminating proxy. */
 export const HTTPS = { 'x-forwarded-proto': 'https' };
 
+/** The summary of an import of `records` records, every one of them inserted. */
+export function insertedSummary(records: number): Record<string, number> {
+  return { total: records, inserted: records, updated: 0, skipped: 0, failed: 0, warnings: 0 };
+}
+
 /** The import service of one describe block: its schema, the facade, a bus and running workers. */
 export interface ImportService extends TaskService, TaskEndpoints {}
 

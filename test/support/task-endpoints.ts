@@ -18,6 +18,8 @@ export interface TaskEndpoints {
   post(body: unknown, extraHeaders?: Record<string, string>): ReturnType<AdminClient['request']>;
   /** GETs a task's status. */
   status(id: string): Promise<{ statusCode: number; body: Record<string, unknown> }>;
+  /** POSTs a request and returns its task's id; throws unless it was accepted (200). */
+  start(body: unknown): Promise<string>;
   /** POSTs a request, waits until its task is completed and returns the final status. */
   run(body: unknown): Promise<Record<string, unknown>>;
   /** Polls a task's status until it is completed, and returns it. */
@@ -50,10 +52,13 @@ export function taskEndpoints(
       });
       return { statusCode: res.statusCode, body: JSON.parse(res.body) as Record<string, unknown> };
     },
-    async run(body) {
+    async start(body) {
       const res = await endpoints.post(body);
       if (res.statusCode !== 200) throw new Error(`${path} refused: ${res.statusCode} ${res.body}`);
-      return endpoints.waitForCompletion((JSON.parse(res.body) as { id: string }).id);
+      return (JSON.parse(res.body) as { id: string }).id;
+    },
+    async run(body) {
+      return endpoints.waitForCompletion(await endpoints.start(body));
     },
     async waitForCompletion(id) {
       for (let attempt = 0; attempt < 600; attempt++) {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
-import { HTTPS } from '../../support/imports.js';
+import { HTTPS, insertedSummary } from '../../support/imports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../support/worker-process.js';
 
@@ -64,7 +64,7 @@ for (const transport of ['postgres', 'kafka'] as const) {
         [id],
       );
       expect(rows[0]).to.deep.equal({
-        summary: { total: RECORDS, inserted: RECORDS, updated: 0, skipped: 0, failed: 0, warnings: 0 },
+        summary: insertedSummary(RECORDS),
         details: RECORDS,
         indexes: RECORDS,
         users: RECORDS,
