@@ -14,7 +14,7 @@ import { useWorkerProcesses } from '../../support/worker-process.js';
 const CONCURRENCY = 12;
 const RECORDS = 40;
 const USERS = 3_000;
-const PART_USERS = 250; // 12 parts: every export slot takes one
+const PART_USERS = 250; // 12 parts, beside the coordinator: more than the 12 export slots
 
 describe('a worker process at WORKER_CONCURRENCY 12 on the embedded bus', function () {
   this.timeout(120_000);
