@@ -12,7 +12,11 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Connects (starting the embedded Postgres if DATABASE_URL is unset) and applies migrations. */
+/**
+ * Connects (starting the embedded Postgres if DATABASE_URL is unset) and applies migrations. Warns
+ * when the pool may open more connections than the server lets ordinary users have: the last
+ * ones would be refused under load, and the tasks waiting on them would fail.
+ */
 export async function openDatabase(config: ServiceConfig, log: Logger, poolSize = 10): Promise<Database> {
   let connectionString = config.databaseUrl;
   let embedded: EmbeddedDatabase | undefined;
@@ -30,6 +34,12 @@ export async function openDatabase(config: ServiceConfig, log: Logger, poolSize 
   try {
     const applied = await migrate(pool);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    const allowed = await allowedConnections(pool);
+    if (poolSize > allowed)
+      log.warn(
+        { pool_size: poolSize, allowed_connections: allowed },
+        'the pool may open more connections than Postgres allows (max_connections)',
+      );
   } catch (err) {
     await pool.end();
     await embedded?.stop();
@@ -43,4 +53,13 @@ export async function openDatabase(config: ServiceConfig, log: Logger, poolSize 
       await embedded?.stop();
     },
   };
+}
+
+/** Connections the server allows users other than superusers (all processes together). */
+async function allowedConnections(pool: Pool): Promise<number> {
+  const { rows } = await pool.query<{ allowed: number }>(
+    `SELECT current_setting('max_connections')::int
+              - current_setting('superuser_reserved_connections')::int AS allowed`,
+  );
+  return rows[0]?.allowed ?? Number.POSITIVE_INFINITY;
 }
