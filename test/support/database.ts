@@ -10,13 +10,16 @@ export function testDatabaseUrl(): string {
   return url;
 }
 
+/** Connections of a test's own pool: its queries, and a facade without workers. */
+export const TEST_CONNECTIONS = 4;
+
 /**
  * A migrated schema of its own for the calling `describe` block, dropped afterwards, so test files
  * never see each other's rows. Returns a getter (the pool exists once `before` has run) that also
  * names the schema, for processes started by the test. `connections`: the pool's size (a test that
  * runs workers in process sizes it as a service process does).
  */
-export function useTestSchema(connections = 4): (() => Pool) & { readonly schema: string } {
+export function useTestSchema(connections = TEST_CONNECTIONS): (() => Pool) & { readonly schema: string } {
   let pool: Pool | undefined;
   const schema = `t_${randomBytes(6).toString('hex')}`;
   before(async () => {

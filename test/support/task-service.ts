@@ -15,7 +15,7 @@ import {
   type TestKeys,
   testConfig,
 } from './admin-api.js';
-import { useTestSchema } from './database.js';
+import { TEST_CONNECTIONS, useTestSchema } from './database.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
 import { testBus } from './task-endpoints.js';
 
@@ -67,7 +67,8 @@ export function useTaskService(
   });
   // One pool for the facade, the upkeep and the workers, as in a service process.
   const concurrency = Number(options.settings?.worker_concurrency ?? DEFAULT_WORKER_CONCURRENCY);
-  const db = useTestSchema(4 + (options.workers === false ? 0 : workerConnections(concurrency)));
+  const workerPool = options.workers === false ? 0 : workerConnections(concurrency);
+  const db = useTestSchema(TEST_CONNECTIONS + workerPool);
 
   before(async function () {
     this.timeout(60_000);
