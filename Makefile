@@ -76,7 +76,8 @@ lint: install
 	npx biome check .
 
 # Every test under c8: it prints the coverage of api/, pipeline/ and schemas/ and fails under 85%
-# of lines (.c8rc.json).
+# of lines (.c8rc.json). The table per file goes to .coverage/coverage.txt, so that the output ends
+# with the failing tests, if any, and the summary.
 test: install services typecheck lint
 	TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
 	  TEST_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
