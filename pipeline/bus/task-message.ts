@@ -3,6 +3,11 @@ import type { BusMessage } from './bus.js';
 
 // The text of task messages (`schemas/task-message`): written here, read back whole by a replay.
 // Workers take the task id and kind from the bus and stream an import's records out of the text.
+//
+// An import's text is JSON Lines: the message without its records on the first line, then one
+// record per line (`importMessage`), so that a worker parses each record with one JSON.parse
+// instead of a token at a time. A message logged before holds its records in `request.records`,
+// on its one line; both layouts are read.
 
 /** An export's message: its task. */
 export function exportMessage(taskId: string): string {
@@ -33,16 +38,32 @@ export interface LoggedImport {
   };
 }
 
-/** An import's message: the whole request, so that the import topic is the log of imports. */
+/**
+ * An import's message: the whole request, so that the import topic is the log of imports. JSON
+ * Lines: the message without `request.records` first, then each record on a line of its own
+ * (compact JSON holds no line break).
+ */
 export function importMessage(taskId: string, logged: LoggedImport): string {
-  return JSON.stringify({ task_id: taskId, kind: 'import', ...logged });
+  const { records, ...request } = logged.request;
+  const lines = [JSON.stringify({ task_id: taskId, kind: 'import', ...logged, request })];
+  for (const record of records) lines.push(JSON.stringify(record));
+  return lines.join('\n');
 }
 
-/** The task message a bus carried, or undefined when it is not one (not JSON, or off the schema). */
+/**
+ * The task message a bus carried, with an import's records back in `request.records` whichever
+ * layout logged them; undefined when it is not one (not JSON, or off the schema).
+ */
 export function parseTaskMessage(body: string): TaskMessage | undefined {
+  const [first = '', ...lines] = body.split('\n');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = JSON.parse(first);
+    if (lines.length > 0) {
+      const request = (parsed as { request?: unknown } | null)?.request;
+      if (typeof request !== 'object' || request === null || 'records' in request) return undefined;
+      (request as { records?: unknown }).records = lines.map((line) => JSON.parse(line));
+    }
   } catch {
     return undefined;
   }

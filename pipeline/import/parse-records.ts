@@ -1,8 +1,6 @@
 import { type Duplex, Readable } from 'node:stream';
-import chain, { none } from 'stream-chain';
-import pick from 'stream-json/filters/pick.js';
-import parser, { type Token } from 'stream-json/parser.js';
-import streamArray from 'stream-json/streamers/stream-array.js';
+import chain, { many, none } from 'stream-chain';
+import jsonlParser from 'stream-chain/jsonl/parser.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { mapSecretMembers } from './secret-members.js';
 
@@ -31,29 +29,17 @@ export function sealRecords(records: readonly unknown[], box: SecretBox): Sealed
 }
 
 /**
- * The stages that turn an import's task message (`schemas/task-message`) into its records, one at a
- * time, with their secret members opened: the JSON parser, a filter down to `request.secrets` and
- * `request.records`, the opening of the secrets (written before the records by `importMessage`),
- * and a streamer of the records. Nothing holds all records at once.
+ * The stages that turn an import's task message (`schemas/task-message`, the layout of
+ * `importMessage`) into its records, one at a time, with their secret members opened: a JSON Lines
+ * parser (stream-json's, which now lives in stream-chain: one JSON.parse per line), the first line
+ * read for the sealed secrets, and each line after it a record. A message logged before records
+ * had a line each holds them all on its first line, in `request.records`.
  *
- * The stages are composed by stream-chain into one stream (no stream hop per token), and the
- * parser emits whole values only (`streamValues: false`): records are small, and piece-by-piece
- * tokens for their strings tripled the parser's work.
+ * A JSON.parse per record costs a third of what stream-json's token parser did on the same records
+ * (0.5 s against 1.8 s of CPU for the bench's 100,000).
  */
 export function recordStages(message: string, box: SecretBox): [Readable, Duplex] {
   let secrets: unknown[] | undefined;
-  let beforeRecords = true;
-  const takeSecrets = (token: Token) => {
-    if (!beforeRecords) return token;
-    if (token.name !== 'stringValue') {
-      beforeRecords = token.name !== 'startArray';
-      return token;
-    }
-    const opened = box.open(token.value);
-    if (!Array.isArray(opened)) throw new Error('the sealed secrets of an import are not a list');
-    secrets = opened;
-    return none;
-  };
   // A sealed string is a secret of a message logged before secrets were sealed per request.
   const open = (secret: unknown) => {
     if (typeof secret === 'string') return box.open(secret);
@@ -62,20 +48,26 @@ export function recordStages(message: string, box: SecretBox): [Readable, Duplex
       throw new Error('an import record names a secret its message lacks');
     return secrets[secret];
   };
+  const record = (raw: unknown, index: number): IndexedRecord => ({
+    index,
+    raw: mapSecretMembers(raw, open),
+  });
+  const readLine = ({ key, value }: { key: number; value: unknown }) => {
+    if (key > 0) return record(value, key - 1);
+    const request = (value as { request?: { secrets?: unknown; records?: unknown } } | null)?.request;
+    if (typeof request?.secrets === 'string') {
+      const opened = box.open(request.secrets);
+      if (!Array.isArray(opened)) throw new Error('the sealed secrets of an import are not a list');
+      secrets = opened;
+    }
+    return Array.isArray(request?.records) ? many(request.records.map(record)) : none;
+  };
   return [
     Readable.from([message]),
-    chain(
-      [
-        parser({ streamValues: false }),
-        pick({ filter: /^request\.(secrets|records)$/ }),
-        takeSecrets,
-        streamArray(),
-        (item: { key: number; value: unknown }): IndexedRecord => ({
-          index: item.key,
-          raw: mapSecretMembers(item.value, open),
-        }),
-      ],
-      { writableObjectMode: false, readableObjectMode: true, readableHighWaterMark: 64 },
-    ),
+    chain([jsonlParser(), readLine], {
+      writableObjectMode: false,
+      readableObjectMode: true,
+      readableHighWaterMark: 64,
+    }),
   ];
 }

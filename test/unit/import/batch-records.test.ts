@@ -2,6 +2,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { importMessage } from '../../../pipeline/bus/task-message.js';
 import { batchRecords } from '../../../pipeline/import/batch-records.js';
 import type { IndexedRecord } from '../../../pipeline/import/parse-records.js';
 import { recordStages } from '../../../pipeline/import/parse-records.js';
@@ -70,7 +71,36 @@ describe('import/batch-records', () => {
 });
 
 describe('import/parse-records', () => {
-  it('streams the records of an import message with their positions, ignoring other members', async () => {
+  const read = async (message: string) => {
+    const out: unknown[] = [];
+    const [source, parse] = recordStages(message, TEST_SECRETS);
+    for await (const r of source.pipe(parse)) out.push(r);
+    return out;
+  };
+
+  it('streams the records of a message, a line each, with their positions', async () => {
+    const message = importMessage('userimport_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', {
+      project_id: 'default',
+      request: { identifier: 'email', upsert: true, records: [{ email: 'a@x.co' }, 'odd', [1]] },
+    });
+    expect(message.split('\n'), 'the request, then a line per record').to.have.length(4);
+    expect(await read(message)).to.deep.equal([
+      { index: 0, raw: { email: 'a@x.co' } },
+      { index: 1, raw: 'odd' },
+      { index: 2, raw: [1] },
+    ]);
+  });
+
+  it('fails on a record line that is not JSON', async () => {
+    const message = `${JSON.stringify({ request: { identifier: 'email' } })}\n{"email":"a@x.co"}\n{"email":`;
+    let caught: unknown;
+    await read(message).catch((err) => {
+      caught = err;
+    });
+    expect(caught).to.be.instanceOf(SyntaxError);
+  });
+
+  it('streams the records of a message logged on one line, ignoring other members', async () => {
     const input = JSON.stringify({
       task_id: 'userimport_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
       kind: 'import',

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import { importMessage } from '../../../pipeline/bus/task-message.js';
 import { recordStages, sealRecords } from '../../../pipeline/import/parse-records.js';
 import { mapSecretMembers, REDACTED, redactRecord } from '../../../pipeline/import/secret-members.js';
 import { secretBox } from '../../../pipeline/tasks/task-secrets.js';
@@ -65,9 +66,12 @@ describe('import/secret-members', () => {
       password: { type: 'bcrypt', password_hash: 0 },
       mfa: { totp: { secret: 1 } },
     });
-    const input = JSON.stringify({ task_id: 't', request: { identifier: 'email', ...sealed } });
+    const request = { identifier: 'email', upsert: false, ...sealed };
+    const input = importMessage('t', { project_id: 'default', request });
     expect(input).not.to.include(HASH).and.not.to.include('"S"').and.not.to.include('odd');
     expect(await readRecords(input, box)).to.deep.equal(records);
+    // The same request as messages were logged before records had a line each.
+    expect(await readRecords(JSON.stringify({ task_id: 't', request }), box)).to.deep.equal(records);
     expect(mapSecretMembers({ email: 'c@x.test' }, () => 'never called')).to.deep.equal({
       email: 'c@x.test',
     });
