@@ -74,19 +74,23 @@ export async function prepareSnapshot(client: PoolClient, settings: SnapshotSett
   return rows[0]?.n ?? 0;
 }
 
+/** The records statement (user-records-sql.ts) that reads the users and members of `settings`. */
+export function recordsStatement(settings: SnapshotSettings = {}): string {
+  const filtered =
+    settings.part !== undefined || Object.values(settings.filters ?? {}).some((value) => value !== undefined);
+  return userRecordsSql({
+    filtered,
+    times: settings.times === true,
+    passwordHashes: settings.passwordHashes === true,
+  });
+}
+
 /**
  * Streams the rows every user's record is assembled from through `COPY (...) TO STDOUT`: the
  * fastest way out of Postgres. Run it after prepareSnapshot, on the same client.
  */
 export function streamUserRows(client: PoolClient, settings: SnapshotSettings = {}): NodeJS.ReadableStream {
-  const filtered =
-    settings.part !== undefined || Object.values(settings.filters ?? {}).some((value) => value !== undefined);
-  const sql = userRecordsSql({
-    filtered,
-    times: settings.times === true,
-    passwordHashes: settings.passwordHashes === true,
-  });
-  return client.query(copyTo(`COPY (${sql}) TO STDOUT`));
+  return client.query(copyTo(`COPY (${recordsStatement(settings)}) TO STDOUT`));
 }
 
 /**

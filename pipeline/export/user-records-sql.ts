@@ -132,6 +132,17 @@ function rowSources({ times, passwordHashes }: RecordsStatementOptions): Record<
   };
 }
 
+/** The order of the statement's rows, and of each branch's. */
+const RECORDS_ORDER = 'user_at, user_id, kind, row_at, row_id, row_text';
+
+/**
+ * One of a branch's ordering columns (kind, row_at, row_id, row_text), written so that Postgres
+ * cannot fold it to a constant (`u.id` is never null). The planner drops a constant from a branch's
+ * order, and a merge then keeps only the users' order: Postgres sorted the merged rows again by
+ * kind and within, a quarter of the statement's time (1M users: 22 to 24 s against 17.3 s without).
+ */
+const orderColumn = (value: string) => `CASE WHEN u.id IS NOT NULL THEN ${value} END`;
+
 function branchSql(kind: number, source: RowSource, filtered: boolean): string {
   const within = source.within;
   const at = within && 'at' in within ? within.at : 'NULL';
@@ -139,23 +150,22 @@ function branchSql(kind: number, source: RowSource, filtered: boolean): string {
   const text = within && 'text' in within ? within.text : 'NULL';
   const values = Array.from({ length: WIDTH }, (_, n) => `${source.values[n] ?? 'NULL'}::text AS v${n + 1}`);
   const conditions = [filtered ? USER_FILTER_SQL : undefined, source.where].filter(Boolean);
-  const order = ['u.created_at', 'u.id', ...(within ? ('at' in within ? [at, id] : [text]) : [])];
-  return `(SELECT u.created_at AS user_at, u.id AS user_id, ${kind} AS kind,
-          ${at}::timestamptz AS row_at, ${id}::uuid AS row_id, ${text}::text AS row_text,
-          ${values.join(', ')}
+  return `(SELECT u.created_at AS user_at, u.id AS user_id, ${orderColumn(String(kind))} AS kind,
+          ${orderColumn(`${at}::timestamptz`)} AS row_at, ${orderColumn(`${id}::uuid`)} AS row_id,
+          ${orderColumn(`${text}::text`)} AS row_text, ${values.join(', ')}
      FROM users u ${source.join ?? ''}
     ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
-    ORDER BY ${order.join(', ')})`;
+    ORDER BY ${RECORDS_ORDER})`;
 }
 
 /**
  * Every exported user as plain rows (ROW_KINDS, ROW_COLUMNS): the user's row, then its
  * identities, roles, groups, authenticators and verified claims, users in creation order (the
- * keyset (created_at, id) of index users_created_at_id). Each branch is ordered by itself, so
- * Postgres merges them as they stream (Merge Append over index scans) rather than sorting the
- * whole set before the first row; prepareSnapshot keeps hash joins out of the plan for the same
- * reason. Building the JSON is left to the worker, where it costs a fraction of what Postgres's
- * JSON functions cost.
+ * keyset (created_at, id) of index users_created_at_id). Each branch is ordered by itself in the
+ * statement's whole order, so Postgres merges them as they stream (Merge Append over index scans)
+ * rather than sorting the rows before the first one leaves; prepareSnapshot keeps hash joins out
+ * of the plan for the same reason. Building the JSON is left to the worker, where it costs a
+ * fraction of what Postgres's JSON functions cost.
  */
 export function userRecordsSql(options: RecordsStatementOptions): string {
   const sources = rowSources(options);
@@ -164,5 +174,5 @@ export function userRecordsSql(options: RecordsStatementOptions): string {
   return `
 SELECT x.kind, ${values.join(', ')}
   FROM (${branches.join('\n   UNION ALL ')}) x
- ORDER BY x.user_at, x.user_id, x.kind, x.row_at, x.row_id, x.row_text`;
+ ORDER BY ${RECORDS_ORDER}`;
 }

@@ -12,6 +12,7 @@ import {
   assembleRecords,
   type ExportFilters,
   prepareSnapshot,
+  recordsStatement,
   type SnapshotSettings,
   streamUserRows,
 } from '../../../pipeline/export/export-records.js';
@@ -236,6 +237,31 @@ async function referenceLines(db: Pool, settings: SnapshotSettings): Promise<str
   }
 }
 
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Sort Key'?: string[];
+  readonly Plans?: PlanNode[];
+}
+
+/** The plan of the records statement under the export's settings (prepareSnapshot). */
+async function recordsPlan(db: Pool, settings: SnapshotSettings): Promise<PlanNode> {
+  const client = await db.connect();
+  try {
+    await prepareSnapshot(client, settings);
+    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `EXPLAIN (FORMAT JSON) ${recordsStatement(settings)}`,
+    );
+    await client.query('COMMIT');
+    return rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode;
+  } finally {
+    client.release();
+  }
+}
+
+function nodeTypes(node: PlanNode): string[] {
+  return [node['Node Type'], ...(node.Plans ?? []).flatMap(nodeTypes)];
+}
+
 const FILTERS: readonly ExportFilters[] = [
   {},
   { created_after: '2026-01-01T00:00:02Z' },
@@ -298,6 +324,15 @@ describe('export record assembly', () => {
     const text = (await assembledLines(db(), {})).join('\n');
     expect(text).to.not.include('$2b$10$');
     expect(text).to.not.include('$argon2id$');
+  });
+
+  it('streams: Postgres merges the ordered branches in the whole order and sorts nothing after', async () => {
+    for (const settings of [{}, { filters: { disabled: false }, times: true, passwordHashes: true }]) {
+      const plan = await recordsPlan(db(), settings);
+      expect(plan['Node Type'], JSON.stringify(settings)).to.equal('Merge Append');
+      expect(plan['Sort Key']).to.have.length(6);
+      expect(nodeTypes(plan)).to.not.include('Sort');
+    }
   });
 
   it('refuses rows that belong to no user', () => {
