@@ -53,6 +53,7 @@ export function kafkaBus(
   { sessionTimeoutMs = 30_000, importLogRetentionSeconds = 7 * 24 * 3600 }: KafkaBusOptions = {},
 ): TaskBus {
   const kafka = kafkaClient(brokers, prefix, log);
+  const heartbeatIntervalMs = Math.floor(sessionTimeoutMs / 10);
   let producer: Producer | undefined;
   const consumers: Consumer[] = [];
   let closing = false;
@@ -153,7 +154,7 @@ export function kafkaBus(
     const consumer = kafka.consumer({
       groupId: group,
       sessionTimeout: sessionTimeoutMs,
-      heartbeatInterval: Math.floor(sessionTimeoutMs / 10),
+      heartbeatInterval: heartbeatIntervalMs,
       maxBytesPerPartition: MAX_MESSAGE_BYTES,
     });
     let finish: (err?: unknown) => void = () => {};
@@ -170,7 +171,7 @@ export function kafkaBus(
       await consumer.subscribe({ topic: importTopic, fromBeginning: true });
       await consumer.run({
         autoCommit: true,
-        eachMessage: async ({ partition, message, pause }) => {
+        eachMessage: async ({ partition, message, pause, heartbeat }) => {
           const p = String(partition);
           const offset = BigInt(message.offset);
           if (!remaining.has(p) || offset < BigInt(from[p] ?? '0') || signal?.aborted) return;
@@ -179,12 +180,13 @@ export function kafkaBus(
             return;
           }
           try {
-            await onMessage({
+            const logged = {
               partition: p,
               offset: message.offset,
               timestamp: new Date(Number(message.timestamp)),
               body: message.value?.toString() ?? '',
-            });
+            };
+            await beatingWhile(heartbeat, heartbeatIntervalMs, () => onMessage(logged));
           } catch (err) {
             finish(err);
             pause();
@@ -237,7 +239,7 @@ export function kafkaBus(
         groupId: `${prefix}user-${kind}-workers`,
         allowAutoTopicCreation: true,
         sessionTimeout: sessionTimeoutMs,
-        heartbeatInterval: Math.floor(sessionTimeoutMs / 10),
+        heartbeatInterval: heartbeatIntervalMs,
         maxBytesPerPartition: MAX_MESSAGE_BYTES,
       });
       consumers.push(consumer);
@@ -248,7 +250,7 @@ export function kafkaBus(
         await consumer.run({
           // Tasks on different partitions run side by side; one partition's tasks stay in order.
           partitionsConsumedConcurrently: concurrency,
-          eachMessage: async ({ message }) => {
+          eachMessage: async ({ message, heartbeat }) => {
             // The key is the task id, or starts with it (`<task id>/<part>`).
             const taskId = message.key?.toString().split('/')[0];
             if (taskId === undefined || !isTaskId(kind, taskId) || !message.value) {
@@ -256,7 +258,10 @@ export function kafkaBus(
               return;
             }
             // A throw here makes kafkajs retry the message (not committing its offset).
-            await handler({ task_id: taskId, kind, body: message.value.toString() });
+            const body = message.value.toString();
+            await beatingWhile(heartbeat, heartbeatIntervalMs, () =>
+              handler({ task_id: taskId, kind, body }),
+            );
           },
         });
       };
@@ -295,4 +300,23 @@ export function kafkaBus(
       await producer?.disconnect();
     },
   };
+}
+
+/**
+ * Runs the work of one message while beating for its consumer. kafkajs beats only between
+ * messages, and a task runs far longer than the session (an export of a million users): without
+ * beats the broker would drop the worker from its group and hand the message, uncommitted, to
+ * another worker, which would run the task again beside the first (and be dropped in turn).
+ */
+async function beatingWhile<T>(
+  heartbeat: () => Promise<void>,
+  intervalMs: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  const beating = setInterval(() => heartbeat().catch(() => {}), intervalMs); // a missed beat is retried
+  try {
+    return await work();
+  } finally {
+    clearInterval(beating);
+  }
 }

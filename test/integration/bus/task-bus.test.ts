@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { BusMessage, TaskBus } from '../../../pipeline/bus/bus.js';
 import { kafkaBus } from '../../../pipeline/bus/kafka.js';
@@ -122,3 +123,37 @@ for (const transport of ['postgres', 'kafka'] as const) {
     });
   });
 }
+
+describe('task bus on kafka, a task longer than the session', function () {
+  this.timeout(90_000);
+  const db = useTestSchema();
+  const SESSION_MS = 6_000; // the broker's least (group.min.session.timeout.ms)
+
+  it('stays with the worker running it: no other worker of the group is handed it meanwhile', async () => {
+    const prefix = uniqueTopicPrefix();
+    const id = newTaskId('export');
+    const body = exportMessage(id);
+    await insertTask(db(), { id, project: 'default', kind: 'export', message: body, options: {}, total: 0 });
+    const buses = ['a', 'b'].map(() =>
+      kafkaBus(testKafkaBrokers(), prefix, log, { sessionTimeoutMs: SESSION_MS }),
+    );
+    const handled: string[] = [];
+    let finished = 0;
+    try {
+      for (const [n, bus] of buses.entries())
+        await bus.subscribe('export', async (m) => {
+          handled.push(`${n}:${m.task_id}`);
+          await sleep(SESSION_MS * 2.5); // an export of many users, far longer than the session
+          finished++;
+        });
+      await sleep(SESSION_MS); // both workers have joined the group
+      await buses[0]?.publish({ task_id: id, kind: 'export', body });
+      while (finished === 0) await sleep(200);
+      await sleep(SESSION_MS * 1.5); // time for a second delivery, were the first worker dropped
+      expect(handled).to.have.length(1);
+      expect(handled[0]).to.match(new RegExp(`:${id}$`));
+    } finally {
+      await Promise.all(buses.map((b) => b.close()));
+    }
+  });
+});
