@@ -4,7 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
 import { type AssemblyOptions, RecordAssembler, type UserRecord } from './assemble-records.js';
-import { USER_FILTER_SQL, userRecordsSql } from './user-records-sql.js';
+import { type UserConditions, userConditionSql, userRecordsSql } from './user-records-sql.js';
 
 /** The users an export keeps (none of its filters set: every user). */
 export interface ExportFilters {
@@ -69,17 +69,26 @@ export async function prepareSnapshot(client: PoolClient, settings: SnapshotSett
     ],
   );
   const { rows } = await client.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM users u WHERE ${USER_FILTER_SQL}`,
+    `SELECT count(*)::int AS n FROM users u WHERE ${userConditionSql(userConditions(settings))}`,
   );
   return rows[0]?.n ?? 0;
 }
 
+/** Which conditions on the users the settings set (their values are the transaction's settings). */
+export function userConditions({ filters = {}, part }: SnapshotSettings): UserConditions {
+  return {
+    createdAfter: filters.created_after !== undefined,
+    updatedSince: filters.updated_since !== undefined,
+    disabled: filters.disabled !== undefined,
+    after: part?.after !== undefined,
+    through: part?.through !== undefined,
+  };
+}
+
 /** The records statement (user-records-sql.ts) that reads the users and members of `settings`. */
 export function recordsStatement(settings: SnapshotSettings = {}): string {
-  const filtered =
-    settings.part !== undefined || Object.values(settings.filters ?? {}).some((value) => value !== undefined);
   return userRecordsSql({
-    filtered,
+    conditions: userConditions(settings),
     times: settings.times === true,
     passwordHashes: settings.passwordHashes === true,
   });

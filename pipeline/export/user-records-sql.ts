@@ -1,20 +1,37 @@
 // The export's records statement: every related table read once, in user order, and merged by
 // Postgres into one stream of plain rows that the worker assembles into records
-// (assemble-records.ts). COPY takes no parameters: the filters reach it as settings of the
-// export's transaction (prepareSnapshot), an empty one meaning "any".
+// (assemble-records.ts). COPY takes no parameters: the filters' values reach it as settings of
+// the export's transaction (prepareSnapshot), and only the filters that are set become conditions.
 
-/** A setting of the export's transaction, NULL when empty. */
-const setting = (name: string) => `nullif(current_setting('export.${name}'), '')`;
+/** Which conditions on the users an export (or one part of a split export) sets. */
+export interface UserConditions {
+  readonly createdAfter?: boolean;
+  readonly updatedSince?: boolean;
+  readonly disabled?: boolean;
+  /** A part's range of users in the keyset (created_at, id): after one key, through another. */
+  readonly after?: boolean;
+  readonly through?: boolean;
+}
 
-/** The users an export (or one part of a split export) keeps, as a condition on `users u`. */
-export const USER_FILTER_SQL = `
-      (${setting('created_after')} IS NULL OR u.created_at > ${setting('created_after')}::timestamptz)
-  AND (${setting('updated_since')} IS NULL OR u.updated_at >= ${setting('updated_since')}::timestamptz)
-  AND (${setting('disabled')} IS NULL OR u.is_disabled = ${setting('disabled')}::boolean)
-  AND (${setting('after_at')} IS NULL
-       OR (u.created_at, u.id) > (${setting('after_at')}::timestamptz, ${setting('after_id')}::uuid))
-  AND (${setting('through_at')} IS NULL
-       OR (u.created_at, u.id) <= (${setting('through_at')}::timestamptz, ${setting('through_id')}::uuid))`;
+/** A setting of the export's transaction (prepareSnapshot sets every one the conditions read). */
+const setting = (name: string) => `current_setting('export.${name}')`;
+
+/**
+ * The users an export keeps, as a condition on `users u`: only the conditions that are set, so
+ * that a part's range bounds the scan of the creation-order index (an `x IS NULL OR` would make
+ * every part read every user).
+ */
+export function userConditionSql(set: UserConditions): string {
+  const conditions = [
+    set.createdAfter && `u.created_at > ${setting('created_after')}::timestamptz`,
+    set.updatedSince && `u.updated_at >= ${setting('updated_since')}::timestamptz`,
+    set.disabled && `u.is_disabled = ${setting('disabled')}::boolean`,
+    set.after && `(u.created_at, u.id) > (${setting('after_at')}::timestamptz, ${setting('after_id')}::uuid)`,
+    set.through &&
+      `(u.created_at, u.id) <= (${setting('through_at')}::timestamptz, ${setting('through_id')}::uuid)`,
+  ].filter((condition) => typeof condition === 'string');
+  return conditions.length > 0 ? conditions.join(' AND ') : 'true';
+}
 
 /**
  * The kinds of row the statement writes, by the number in a row's first field. A user's own row
@@ -61,9 +78,9 @@ interface RowSource {
   readonly within?: { readonly at: string; readonly id: string } | { readonly text: string };
 }
 
-/** What the records carry besides the spec's members, and whether the export has filters. */
+/** What the records carry besides the spec's members, and which users. */
 export interface RecordsStatementOptions {
-  readonly filtered: boolean;
+  readonly conditions: UserConditions;
   /** `created_at` and `updated_at` (TIME_POINTERS). */
   readonly times: boolean;
   /** Password hashes are read (include_password_hashes); otherwise they never leave Postgres. */
@@ -143,18 +160,18 @@ const RECORDS_ORDER = 'user_at, user_id, kind, row_at, row_id, row_text';
  */
 const orderColumn = (value: string) => `CASE WHEN u.id IS NOT NULL THEN ${value} END`;
 
-function branchSql(kind: number, source: RowSource, filtered: boolean): string {
+function branchSql(kind: number, source: RowSource, users: string): string {
   const within = source.within;
   const at = within && 'at' in within ? within.at : 'NULL';
   const id = within && 'id' in within ? within.id : 'NULL';
   const text = within && 'text' in within ? within.text : 'NULL';
   const values = Array.from({ length: WIDTH }, (_, n) => `${source.values[n] ?? 'NULL'}::text AS v${n + 1}`);
-  const conditions = [filtered ? USER_FILTER_SQL : undefined, source.where].filter(Boolean);
+  const conditions = [users, source.where].filter((condition) => condition !== undefined);
   return `(SELECT u.created_at AS user_at, u.id AS user_id, ${orderColumn(String(kind))} AS kind,
           ${orderColumn(`${at}::timestamptz`)} AS row_at, ${orderColumn(`${id}::uuid`)} AS row_id,
           ${orderColumn(`${text}::text`)} AS row_text, ${values.join(', ')}
      FROM users u ${source.join ?? ''}
-    ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
+    WHERE ${conditions.join(' AND ')}
     ORDER BY ${RECORDS_ORDER})`;
 }
 
@@ -169,7 +186,8 @@ function branchSql(kind: number, source: RowSource, filtered: boolean): string {
  */
 export function userRecordsSql(options: RecordsStatementOptions): string {
   const sources = rowSources(options);
-  const branches = ROW_KINDS.map((kind, n) => branchSql(n, sources[kind], options.filtered));
+  const users = userConditionSql(options.conditions);
+  const branches = ROW_KINDS.map((kind, n) => branchSql(n, sources[kind], users));
   const values = Array.from({ length: WIDTH }, (_, n) => `x.v${n + 1}`);
   return `
 SELECT x.kind, ${values.join(', ')}

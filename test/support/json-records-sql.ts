@@ -1,6 +1,5 @@
 import { verifiedClaimSql } from '../../pipeline/db/lookup-records.js';
 import { STANDARD_ATTRIBUTES } from '../../pipeline/export/assemble-records.js';
-import { USER_FILTER_SQL } from '../../pipeline/export/user-records-sql.js';
 
 // The export's records statement as it was until the worker assembled the records: Postgres
 // built each user's JSON (json_build_object, json_agg, json_strip_nulls). It is kept as the
@@ -10,6 +9,12 @@ import { USER_FILTER_SQL } from '../../pipeline/export/user-records-sql.js';
 
 /** A setting of the export's transaction, NULL when empty. */
 const setting = (name: string) => `nullif(current_setting('export.${name}'), '')`;
+
+/** The users the export kept then: every filter a condition, an empty setting meaning "any". */
+const USER_FILTER_SQL = `
+      (${setting('created_after')} IS NULL OR u.created_at > ${setting('created_after')}::timestamptz)
+  AND (${setting('updated_since')} IS NULL OR u.updated_at >= ${setting('updated_since')}::timestamptz)
+  AND (${setting('disabled')} IS NULL OR u.is_disabled = ${setting('disabled')}::boolean)`;
 
 function standardAttribute(name: (typeof STANDARD_ATTRIBUTES)[number]): string {
   if (name === 'email_verified') return `'${name}', ${verifiedClaimSql('email')}`;

@@ -240,6 +240,8 @@ async function referenceLines(db: Pool, settings: SnapshotSettings): Promise<str
 interface PlanNode {
   readonly 'Node Type': string;
   readonly 'Sort Key'?: string[];
+  readonly 'Relation Name'?: string;
+  readonly 'Index Cond'?: string;
   readonly Plans?: PlanNode[];
 }
 
@@ -258,8 +260,9 @@ async function recordsPlan(db: Pool, settings: SnapshotSettings): Promise<PlanNo
   }
 }
 
-function nodeTypes(node: PlanNode): string[] {
-  return [node['Node Type'], ...(node.Plans ?? []).flatMap(nodeTypes)];
+/** The node and every node under it. */
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
 }
 
 const FILTERS: readonly ExportFilters[] = [
@@ -331,7 +334,28 @@ describe('export record assembly', () => {
       const plan = await recordsPlan(db(), settings);
       expect(plan['Node Type'], JSON.stringify(settings)).to.equal('Merge Append');
       expect(plan['Sort Key']).to.have.length(6);
-      expect(nodeTypes(plan)).to.not.include('Sort');
+      expect(planNodes(plan).map((node) => node['Node Type'])).to.not.include('Sort');
+    }
+  });
+
+  it("reads a part's range of users through the creation-order index, not every user", async () => {
+    const exporter = await db().connect();
+    try {
+      await exporter.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      const { rows } = await exporter.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
+      const bound = { at: '2026-01-01 00:00:01+00', id: randomUUID() };
+      for (const range of [{ after: bound }, { through: bound }, { after: bound, through: bound }]) {
+        const part = { snapshot: rows[0]?.id as string, after: undefined, through: undefined, ...range };
+        const scans = planNodes(await recordsPlan(db(), { part })).filter(
+          (n) => n['Relation Name'] === 'users',
+        );
+        expect(scans, JSON.stringify(range)).to.have.length(6); // one per branch
+        for (const scan of scans)
+          expect(scan['Index Cond'], JSON.stringify(range)).to.include('ROW(created_at, id)');
+      }
+    } finally {
+      await exporter.query('COMMIT');
+      exporter.release();
     }
   });
 
