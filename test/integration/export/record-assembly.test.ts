@@ -250,6 +250,8 @@ async function recordsPlan(db: Pool, settings: SnapshotSettings): Promise<PlanNo
   const client = await db.connect();
   try {
     await prepareSnapshot(client, settings);
+    const { rows: jit } = await client.query<{ jit: string }>(`SELECT current_setting('jit') AS jit`);
+    expect(jit[0]?.jit, 'JIT compiling holds the first row back').to.equal('off');
     const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
       `EXPLAIN (FORMAT JSON) ${recordsStatement(settings)}`,
     );
