@@ -70,13 +70,18 @@ export async function prepareSnapshot(client: PoolClient, settings: SnapshotSett
     ],
   );
   const { rows } = await client.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM users u WHERE ${userConditionSql(userConditions(settings))}`,
+    `SELECT count(*)::int AS n FROM users u WHERE ${exportedUsersSql(settings)}`,
   );
   return rows[0]?.n ?? 0;
 }
 
-/** Which conditions on the users the settings set (their values are the transaction's settings). */
-export function userConditions({ filters = {}, part }: SnapshotSettings): UserConditions {
+/** The users `settings` keep, as a condition on `users u` (the values: the transaction's settings). */
+export function exportedUsersSql(settings: SnapshotSettings): string {
+  return userConditionSql(userConditions(settings));
+}
+
+/** Which conditions on the users the settings set. */
+function userConditions({ filters = {}, part }: SnapshotSettings): UserConditions {
   return {
     createdAfter: filters.created_after !== undefined,
     updatedSince: filters.updated_since !== undefined,

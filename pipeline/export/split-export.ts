@@ -19,9 +19,8 @@ import { type PoolClient, withClient } from '../db/pool.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TaskRun } from '../tasks/run-task.js';
-import { prepareSnapshot, type SnapshotSettings, userConditions } from './export-records.js';
+import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './export-records.js';
 import type { ExportDependencies } from './run-export.js';
-import { userConditionSql } from './user-records-sql.js';
 import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-records.js';
 
 // A split export: the worker that took the task (the coordinator) holds the snapshot, cuts the
@@ -53,9 +52,7 @@ export async function coordinateParts(
 ): Promise<void> {
   const taskId = run.task.id;
   const { rows } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
-  const users = userConditionSql(
-    userConditions(snapshotSettings(run.task.options as unknown as ExportTaskOptions)),
-  );
+  const users = exportedUsersSql(snapshotSettings(run.task.options as unknown as ExportTaskOptions));
   const boundaries = await partBoundaries(client, users, deps.config.export.partUsers, file.total);
   const parts = await planParts(deps.pool, {
     taskId,
