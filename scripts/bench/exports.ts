@@ -13,6 +13,7 @@ import { exportFields } from '../../pipeline/export/pointers.js';
 import { createLogger } from '../../pipeline/log.js';
 import { newTaskId } from '../../pipeline/tasks/task-id.js';
 import { exportSchema, exportUsers } from './export-data.js';
+import { rounds } from './measure.js';
 import { schemaUrl, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -34,6 +35,8 @@ const EXPORT_TABLES = [
   'groups',
 ];
 
+type Format = (typeof FORMATS)[number];
+
 interface ExportRun {
   readonly seconds: number;
   readonly firstBlockSeconds: number;
@@ -43,8 +46,9 @@ interface ExportRun {
 /**
  * The rows of issue 16: exports of the realistic data set (export-data.ts) with the default
  * fields, as CSV and as ndjson, each by a fresh worker process (Kafka, Postgres, Azurite): users/s
- * against a flat read of the same tables in the same run, the time to the first block, the
- * worker's peak RSS at 100k and at `count` users, and the whole export of 4 users (the fixed cost).
+ * against a flat read of the same tables, the time to the first block, the worker's peak RSS at
+ * 100k and at `count` users, and the whole export of 4 users (the fixed cost). Speeds are the best
+ * of the rounds (measure.ts), each round reading flat first; peaks are the highest.
  */
 export async function benchExports(
   databaseUrl: string,
@@ -54,30 +58,41 @@ export async function benchExports(
   log: (l: string) => void,
 ): Promise<BenchRow[]> {
   const blobs = await BlobStorage.open({ connectionString }, CONTAINER);
-  const run = (users: number, format: (typeof FORMATS)[number]) =>
+  const run = (users: number, format: Format) =>
     exportOnce(databaseUrl, brokers, connectionString, blobs, users, format, log);
   const large = await exportUsers(databaseUrl, count, log);
   const sizes = [SMALL, TINY].filter((n) => n < count);
   for (const n of sizes) await (await exportUsers(databaseUrl, n, log)).end();
   try {
-    const flatRate = await flatReadRate(large, count);
-    const statementRate = await recordsStatementRate(large, count);
-    log(
-      `flat read: ${Math.round(flatRate)} users/s, records statement: ${Math.round(statementRate)} users/s`,
-    );
+    // Each round: the baselines, then each format's large and tiny export; the best of each kept.
+    const measured = await rounds(async () => {
+      const flatRate = await flatReadRate(large, count);
+      const statementRate = await recordsStatementRate(large, count);
+      log(
+        `flat read: ${Math.round(flatRate)} users/s, records statement: ${Math.round(statementRate)} users/s`,
+      );
+      const exports = { full: new Map<Format, ExportRun>(), tiny: new Map<Format, ExportRun>() };
+      for (const format of FORMATS) {
+        exports.full.set(format, await run(count, format));
+        exports.tiny.set(format, await run(TINY, format));
+      }
+      return { flatRate, statementRate, ...exports };
+    });
+    const flatRate = Math.max(...measured.map((m) => m.flatRate));
     const rows: BenchRow[] = [
       row(
         'export.records_statement.users_per_s',
-        statementRate,
+        Math.max(...measured.map((m) => m.statementRate)),
         'users/s',
         'flat read (COPY each table)',
         flatRate,
       ),
     ];
     for (const format of FORMATS) {
-      const full = await run(count, format);
+      const full = bestRun(measured.map((m) => m.full.get(format) as ExportRun));
+      const tiny = bestRun(measured.map((m) => m.tiny.get(format) as ExportRun));
+      // Memory is measured once at 100k: a peak does not depend on how busy the machine is.
       const small = sizes.includes(SMALL) ? await run(SMALL, format) : full;
-      const tiny = await run(TINY, format);
       rows.push(
         row(
           `export.${format}.users_per_s`,
@@ -112,6 +127,15 @@ export async function benchExports(
   }
 }
 
+/** The rounds' best export: the shortest times, and the highest peak (a bound is kept honest). */
+function bestRun(runs: readonly ExportRun[]): ExportRun {
+  return {
+    seconds: Math.min(...runs.map((r) => r.seconds)),
+    firstBlockSeconds: Math.min(...runs.map((r) => r.firstBlockSeconds)),
+    peakMb: Math.max(...runs.map((r) => r.peakMb)),
+  };
+}
+
 /** One export of the data set of `users` users by a fresh worker: its time, first block and peak RSS. */
 async function exportOnce(
   databaseUrl: string,
@@ -119,7 +143,7 @@ async function exportOnce(
   connectionString: string,
   blobs: BlobStorage,
   users: number,
-  format: (typeof FORMATS)[number],
+  format: Format,
   log: (l: string) => void,
 ): Promise<ExportRun> {
   const prefix = `bench${Date.now()}.`;

@@ -9,6 +9,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { batched } from './bench-schema.js';
+import { rounds } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -108,17 +109,35 @@ export async function rawCopy(pool: Pool, count = RECORDS): Promise<number> {
   return count / (Number(process.hrtime.bigint() - started) / 1e9);
 }
 
-/** 100,000 records through HTTP -> Kafka -> worker -> Postgres, beside raw COPY of the same rows. */
+/**
+ * 100,000 records through HTTP -> Kafka -> worker -> Postgres, beside raw COPY of the same rows:
+ * each round loads both into fresh schemas, and each side's best round is kept (measure.ts).
+ */
 export async function benchImport(
   databaseUrl: string,
   brokers: string,
   log: (l: string) => void,
 ): Promise<BenchRow[]> {
-  const copyPool = await freshSchema(databaseUrl, 'bench_import_copy');
-  const copyRate = await rawCopy(copyPool);
-  await copyPool.end();
-  log(`raw COPY: ${Math.round(copyRate)} records/s`);
+  const measured = await rounds(async () => {
+    const copyPool = await freshSchema(databaseUrl, 'bench_import_copy');
+    const copyRate = await rawCopy(copyPool).finally(() => copyPool.end());
+    log(`raw COPY: ${Math.round(copyRate)} records/s`);
+    return { copyRate, importRate: await importRate(databaseUrl, brokers, log) };
+  });
+  return [
+    row(
+      'import.records_per_s',
+      Math.max(...measured.map((m) => m.importRate)),
+      'records/s',
+      'raw COPY of the same rows',
+      Math.max(...measured.map((m) => m.copyRate)),
+      '>= 0.85 of COPY',
+    ),
+  ];
+}
 
+/** Records/s of one import of the bench's records by a fresh service, into a fresh schema. */
+async function importRate(databaseUrl: string, brokers: string, log: (l: string) => void): Promise<number> {
   const pool = await freshSchema(databaseUrl, 'bench_import');
   const projectFile = path.resolve('.bench/import-project.json');
   mkdirSync('.bench', { recursive: true });
@@ -169,16 +188,7 @@ export async function benchImport(
       );
     }
     log(`import: ${bodies.length} requests, ${seconds.toFixed(1)} s`);
-    return [
-      row(
-        'import.records_per_s',
-        RECORDS / seconds,
-        'records/s',
-        'raw COPY of the same rows',
-        copyRate,
-        '>= 0.85 of COPY',
-      ),
-    ];
+    return RECORDS / seconds;
   } finally {
     await service.stop();
     await pool.end();

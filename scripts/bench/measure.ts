@@ -17,3 +17,18 @@ export async function throughput(
   );
   return done / (Number(process.hrtime.bigint() - started) / 1e9);
 }
+
+/**
+ * How many rounds `make bench` measures a goal that one run on a shared machine leaves noisy
+ * (BENCH_ROUNDS, default 3; seen on this machine: one import 0.63 and the next 0.95 of raw COPY).
+ * Each round measures the baseline and the value one after the other; a row keeps the best
+ * round of each side, so that a stall of the machine during one measurement moves neither.
+ */
+export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+
+/** The results of `measure` run ROUNDS times, one round after the other. */
+export async function rounds<T>(measure: () => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let n = 0; n < ROUNDS; n++) results.push(await measure());
+  return results;
+}
