@@ -24,7 +24,7 @@ export async function throughput(
  * Each round measures the baseline and the value one after the other; a row keeps the best
  * round of each side, so that a stall of the machine during one measurement moves neither.
  */
-export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS) || 3);
 
 /** The results of `measure` run ROUNDS times, one round after the other. */
 export async function rounds<T>(measure: () => Promise<T>): Promise<T[]> {
