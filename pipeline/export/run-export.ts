@@ -65,7 +65,11 @@ async function writeExportFile(
     const { partUsers } = deps.config.export;
     const headers = exportFileHeaders(names.fileName, options.format, options.compression);
     if (partUsers > 0 && total > partUsers) {
-      await coordinateParts(deps, storage, client, run, { blobName: names.blobName, headers, total });
+      await coordinateParts(deps, storage, client, run, settings, {
+        blobName: names.blobName,
+        headers,
+        total,
+      });
     } else {
       await writeRecords(client, settings, options, {
         totpIssuer: deps.config.project.publicOrigin,

@@ -39,20 +39,21 @@ const PART_RENEW_MS = 500;
 const PART_POLL_MS = 250;
 
 /**
- * Writes the export prepared on `client` (its `total` users) as parts, and commits the file once
- * every part is staged. Run by the coordinator, inside the snapshot's transaction, which stays
- * open until then.
+ * Writes the export prepared on `client` with `settings` (its `total` users) as parts, and commits
+ * the file once every part is staged. Run by the coordinator, inside the snapshot's transaction,
+ * which stays open until then.
  */
 export async function coordinateParts(
   deps: ExportDependencies,
   storage: BlobStorage,
   client: PoolClient,
   run: TaskRun,
+  settings: SnapshotSettings,
   file: { readonly blobName: string; readonly headers: BlobHeaders; readonly total: number },
 ): Promise<void> {
   const taskId = run.task.id;
   const { rows } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
-  const users = exportedUsersSql(snapshotSettings(run.task.options as unknown as ExportTaskOptions));
+  const users = exportedUsersSql(settings);
   const boundaries = await partBoundaries(client, users, deps.config.export.partUsers, file.total);
   const parts = await planParts(deps.pool, {
     taskId,
