@@ -22,6 +22,8 @@ const FORMATS = ['csv', 'ndjson'] as const;
 /** The smaller project of the memory comparison, and the one of the fixed cost. */
 const SMALL = 100_000;
 const TINY = 4;
+/** Linux's clock ticks per second (USER_HZ), the unit of CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS = 100;
 
 /** Every table the export reads: the flat read is `COPY <table> TO STDOUT` of each, one after the other. */
 const EXPORT_TABLES = [
@@ -177,7 +179,7 @@ async function exportOnce(
     const seconds = elapsed();
     const result = { seconds, firstBlockSeconds: await firstBlock, peakMb: peakRssMb(worker.pid) };
     log(
-      `export ${format}: ${users} users in ${seconds.toFixed(2)} s, first block after ${result.firstBlockSeconds.toFixed(2)} s, worker peak RSS ${result.peakMb.toFixed(0)} MB`,
+      `export ${format}: ${users} users in ${seconds.toFixed(2)} s, first block after ${result.firstBlockSeconds.toFixed(2)} s, worker peak RSS ${result.peakMb.toFixed(0)} MB, worker CPU ${cpuSeconds(worker.pid).toFixed(1)} s`,
     );
     await blobs.delete(fileName);
     return result;
@@ -260,6 +262,13 @@ async function completion(db: Pool, id: string): Promise<string> {
     }
     await sleep(20);
   }
+}
+
+/** The CPU time the process has used so far (user and system), in seconds. */
+function cpuSeconds(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 /** The process's peak resident set (VmHWM) in MB. */
