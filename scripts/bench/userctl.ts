@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generate } from 'selfsigned';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { freshSchema, rawCopy, record } from './imports.js';
+import { dropSchema, freshSchema, rawCopy, record } from './imports.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -116,6 +116,7 @@ export async function benchUserctl(
   const copyPool = await freshSchema(databaseUrl, 'bench_userctl_copy');
   const copyRate = await rawCopy(copyPool, RECORDS);
   await copyPool.end();
+  await dropSchema(databaseUrl, 'bench_userctl_copy');
   log(`raw COPY of ${RECORDS} records: ${Math.round(copyRate)} records/s`);
 
   const file = path.resolve('.bench/userctl-users.ndjson');
