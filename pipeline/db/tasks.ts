@@ -364,9 +364,17 @@ export async function findTasksPastRetention(
   return rows;
 }
 
-/** Deletes tasks with their details and outbox rows (the import log keeps its messages). */
+/**
+ * Deletes tasks with their details and outbox rows (the import log keeps its messages). The
+ * details go in the same statement: no foreign key takes them (sql/013). Only completed tasks
+ * are deleted, and a completed import is never given more details.
+ */
 export async function deleteTasks(db: Queryable, ids: readonly string[]): Promise<void> {
-  await db.query('DELETE FROM tasks WHERE id = ANY($1)', [ids]);
+  await db.query(
+    `WITH gone AS (DELETE FROM tasks WHERE id = ANY($1) RETURNING id)
+     DELETE FROM import_details WHERE task_id IN (SELECT id FROM gone)`,
+    [ids],
+  );
 }
 
 /**
