@@ -13,7 +13,7 @@ import { exportFields } from '../../pipeline/export/pointers.js';
 import { createLogger } from '../../pipeline/log.js';
 import { newTaskId } from '../../pipeline/tasks/task-id.js';
 import { exportSchema, exportUsers } from './export-data.js';
-import { rounds } from './measure.js';
+import { COMPLETION_POLL_MS, rounds } from './measure.js';
 import { schemaUrl, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -24,8 +24,6 @@ const SMALL = 100_000;
 const TINY = 4;
 /** Linux's clock ticks per second (USER_HZ), the unit of CPU times in /proc/<pid>/stat. */
 const CLOCK_TICKS = 100;
-/** How often the bench looks whether an export has completed (its time is the task row's). */
-const COMPLETION_POLL_MS = 250;
 
 /** Every table the export reads: the flat read is `COPY <table> TO STDOUT` of each, one after the other. */
 const EXPORT_TABLES = [

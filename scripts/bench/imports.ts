@@ -9,15 +9,13 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { batched } from './bench-schema.js';
-import { rounds } from './measure.js';
+import { COMPLETION_POLL_MS, rounds } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const RECORDS = 100_000;
 const REQUEST_BYTES = 480_000;
 const IN_FLIGHT = 4;
-/** How often the bench looks whether the import's tasks have completed (their time is the rows'). */
-const COMPLETION_POLL_MS = 250;
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
 const ROLES = ['bench_reader', 'bench_writer'];
 const WARM_UP_RECORD = { email: 'warm-up@example.com' };

@@ -19,6 +19,12 @@ export async function throughput(
 }
 
 /**
+ * How often the bench looks whether the tasks it times have completed. Their time is read from
+ * the task rows' `completed_at`, so the poll can be slow and leave the machine to the work it times.
+ */
+export const COMPLETION_POLL_MS = 250;
+
+/**
  * How many rounds `make bench` measures a goal that one run on a shared machine leaves noisy
  * (BENCH_ROUNDS, default 3; seen on this machine: one import 0.63 and the next 0.95 of raw COPY).
  * Each round measures the baseline and the value one after the other; a row keeps the best
