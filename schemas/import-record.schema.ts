@@ -39,8 +39,12 @@ const totp = {
   type: 'object',
   additionalProperties: false,
   required: ['secret'],
-  // `uri` is what an export writes beside the secret; the import makes its own from the project.
-  properties: { secret: { type: 'string', minLength: 1 }, uri: { type: 'string' } },
+  properties: {
+    // RFC 4648 base32, as authenticator apps read it: the export pastes it into an otpauth URI.
+    secret: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[A-Za-z2-7]+=*$' },
+    // What an export writes beside the secret; the import makes its own from the project.
+    uri: { type: 'string' },
+  },
 } as const;
 
 /** An identity as the ndjson export writes it: a login id or an OAuth connection. */

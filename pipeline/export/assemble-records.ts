@@ -259,7 +259,7 @@ function mfaOf(rows: UserRows, standard: Record<string, unknown>, issuer: string
 /** A TOTP `otpauth://` URI naming the issuer and the user. */
 function totpUri(issuer: string, label: string, secret: string): string {
   const component = uriComponent(issuer);
-  return `otpauth://totp/${component}:${uriComponent(label)}?algorithm=SHA1&digits=6&issuer=${component}&period=30&secret=${secret}`;
+  return `otpauth://totp/${component}:${uriComponent(label)}?algorithm=SHA1&digits=6&issuer=${component}&period=30&secret=${uriComponent(secret)}`;
 }
 
 /** Percent-encodes text as a URI component, keeping only RFC 3986's unreserved characters. */

@@ -13,6 +13,9 @@ const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
 const MFA_HASH = '$2a$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW';
 const TOTP = 'JBSWY3DPEHPK3PXPSECRETTOTP';
 const BAD_TOTP = 'KRUGS4ZANFZSAYJAONSWG4TFOQ';
+const EXPORTED_TOTP = 'MFRGGZDFMZTWQ2LKNNWG23TPOA';
+/** The otpauth URI an ndjson export writes beside a TOTP secret: it embeds the secret. */
+const otpauth = (secret: string) => `otpauth://totp/p:u?algorithm=SHA1&digits=6&period=30&secret=${secret}`;
 const LOOSE_HASH = '$2y$10$looseHashOfABrokenRecordxxxxxxxxxxxxxxxxxxxxxxxxxxxxx';
 
 /** Every row of the schema as `pg_dump --data-only` writes it: what rests on disk. */
@@ -48,7 +51,15 @@ describe('import secrets at rest', function () {
         {
           email: 'secret@example.com',
           password: { type: 'bcrypt', password_hash: HASH },
-          mfa: { password: { type: 'bcrypt', password_hash: MFA_HASH }, totp: { secret: TOTP } },
+          mfa: {
+            password: { type: 'bcrypt', password_hash: MFA_HASH },
+            totp: { secret: TOTP, uri: otpauth(TOTP) },
+          },
+        },
+        // The shape of an ndjson export: each TOTP with the otpauth URI that embeds its secret.
+        {
+          email: 'exported@example.com',
+          mfa: { totps: [{ secret: EXPORTED_TOTP, uri: otpauth(EXPORTED_TOTP) }] },
         },
         // Fails validation (an unknown member) but carries secrets all the same.
         {
@@ -63,9 +74,8 @@ describe('import secrets at rest', function () {
     const { id } = JSON.parse(res.body) as { id: string };
 
     const queued = await dataDump(service.db.schema);
-    for (const secret of [HASH, MFA_HASH, TOTP, BAD_TOTP, LOOSE_HASH]) {
-      expect(queued, `${secret} while queued`).not.to.include(secret);
-    }
+    const secrets = [HASH, MFA_HASH, TOTP, BAD_TOTP, LOOSE_HASH, EXPORTED_TOTP];
+    for (const secret of secrets) expect(queued, `${secret} while queued`).not.to.include(secret);
     const message = tableRows(queued, 'task_outbox') + tableRows(queued, 'task_queue');
     expect(message).to.include(id).and.to.include('v1.');
     expect(tableRows(queued, 'tasks')).to.include(id).and.not.to.include('example.com');
@@ -73,13 +83,17 @@ describe('import secrets at rest', function () {
     const worker = spawnWorker({});
     const status = await service.waitForCompletion(id);
     worker.kill('SIGTERM');
-    expect(status.summary).to.deep.include({ inserted: 1, failed: 1 });
+    expect(status.summary).to.deep.include({ inserted: 2, failed: 1 });
+    const answered = JSON.stringify(status);
+    for (const secret of secrets) expect(answered, `${secret} in the status`).not.to.include(secret);
 
     const done = await dataDump(service.db.schema);
     const authenticators = tableRows(done, 'authenticators');
-    for (const secret of [HASH, MFA_HASH, TOTP]) expect(authenticators, secret).to.include(secret);
+    for (const secret of [HASH, MFA_HASH, TOTP, EXPORTED_TOTP]) {
+      expect(authenticators, secret).to.include(secret);
+    }
     const elsewhere = done.replace(authenticators, '');
-    for (const secret of [HASH, MFA_HASH, TOTP, BAD_TOTP, LOOSE_HASH]) {
+    for (const secret of secrets) {
       expect(elsewhere, `${secret} outside the authenticators`).not.to.include(secret);
     }
     // The import log keeps the request, its secrets still sealed.

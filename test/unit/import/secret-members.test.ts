@@ -22,10 +22,14 @@ describe('import/secret-members', () => {
     expect(record.password.password_hash, 'the record itself is untouched').to.equal(HASH);
   });
 
-  it('redacts the secret of each item of mfa.totps, the export list', () => {
-    const record = { mfa: { totps: [{ secret: 'A', uri: 'otpauth://x' }, 'B', null] } };
+  it('redacts the secret and the otpauth uri that embeds it, in mfa.totp and each item of mfa.totps', () => {
+    const uri = 'otpauth://totp/p:a?secret=JBSWY3DPEHPK3PXP';
+    const record = { mfa: { totp: { secret: 'A', uri }, totps: [{ secret: 'A', uri }, { uri }, 'B', null] } };
     expect(redactRecord(record)).to.deep.equal({
-      mfa: { totps: [{ secret: REDACTED, uri: 'otpauth://x' }, REDACTED, null] },
+      mfa: {
+        totp: { secret: REDACTED, uri: REDACTED },
+        totps: [{ secret: REDACTED, uri: REDACTED }, { uri: REDACTED }, REDACTED, null],
+      },
     });
     expect(redactRecord({ mfa: { totps: { secret: 'C' } } })).to.deep.equal({
       mfa: { totps: { secret: REDACTED } },
@@ -55,7 +59,7 @@ describe('import/secret-members', () => {
       {
         email: 'a@x.test',
         password: { type: 'bcrypt', password_hash: HASH },
-        mfa: { totp: { secret: 'S' } },
+        mfa: { totp: { secret: 'S', uri: 'otpauth://totp/p:a?secret=TOTPSECRET' } },
       },
       { email: 'b@x.test', password: ['odd', 1] },
       { email: 'c@x.test', password: { type: 'bcrypt', password_hash: 7 } },
@@ -64,11 +68,12 @@ describe('import/secret-members', () => {
     expect(sealed.records[0]).to.deep.equal({
       email: 'a@x.test',
       password: { type: 'bcrypt', password_hash: 0 },
-      mfa: { totp: { secret: 1 } },
+      mfa: { totp: { secret: 1, uri: 2 } },
     });
     const request = { identifier: 'email', upsert: false, ...sealed };
     const input = importMessage('t', { project_id: 'default', request });
     expect(input).not.to.include(HASH).and.not.to.include('"S"').and.not.to.include('odd');
+    expect(input).not.to.include('TOTPSECRET');
     expect(await readRecords(input, box)).to.deep.equal(records);
     // The same request as messages were logged before records had a line each.
     expect(await readRecords(JSON.stringify({ task_id: 't', request }), box)).to.deep.equal(records);

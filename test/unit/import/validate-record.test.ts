@@ -51,6 +51,16 @@ describe('import/validate-record', () => {
     ]);
   });
 
+  it('refuses a TOTP secret that is not base32, which an otpauth URI could not carry as it is', () => {
+    expect(problems({ email: 'a@x.test', mfa: { totp: { secret: 'JBSWY3DPEHPK3PXP' } } })).to.equal('valid');
+    expect(problems({ email: 'a@x.test', mfa: { totp: { secret: 'X&issuer=Evil' } } })).to.deep.equal([
+      ['/mfa/totp/secret', 'pattern'],
+    ]);
+    expect(problems({ email: 'a@x.test', mfa: { totps: [{ secret: 'ab c1' }] } })).to.deep.equal([
+      ['/mfa/totps/0/secret', 'pattern'],
+    ]);
+  });
+
   it('refuses a login id that is malformed, of a key not enabled, or not E.164', () => {
     expect(problems({ email: 'not an email' })).to.deep.equal([['/email', 'format']]);
     expect(problems({ email: 'a@x.test', preferred_username: 'u' })).to.deep.equal([
