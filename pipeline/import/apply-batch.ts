@@ -26,10 +26,13 @@ export interface ApplyTarget {
   applied(details: readonly ImportDetail[]): void;
 }
 
+/** Times a batch is run again after Postgres broke a deadlock between it and another import's. */
+const CONFLICT_RETRIES = 5;
+
 /** A real run: a transaction per batch that locks the task, moves its resume point and counts the outcomes. */
 export function committedTarget(pool: Pool, taskId: string): ApplyTarget {
   return {
-    atomic: (work) => withTransaction(pool, work),
+    atomic: (work) => withTransaction(pool, work, { conflictRetries: CONFLICT_RETRIES }),
     done: (client) => lockImportProgress(client, taskId),
     keep: (client, details, processed) => saveDetails(client, taskId, details, processed),
     applied: countOutcomes,

@@ -20,9 +20,9 @@ interface LoadedUser {
 }
 
 /**
- * Loads, in six statements at most, what a batch refers to: the owners of every login id it mentions,
- * the full state of the users its identifiers match (locked for this transaction), and the ids of
- * its role and group keys that exist.
+ * Loads what a batch refers to: the owners of every login id it mentions, the full state of the
+ * users its identifiers match (locked for this transaction, and read after the lock), and the ids
+ * of its role and group keys that exist.
  */
 export async function loadBatchState(
   db: Queryable,
@@ -52,31 +52,63 @@ export async function loadBatchState(
     for (const r of checked.valid.record.roles ?? []) roles.add(r);
     for (const g of checked.valid.record.groups ?? []) groups.add(g);
   }
-  const owners = new Map<string, string>();
-  const ownerRows = await probeOwners(db, LOGIN_ID_OWNER, keys, values);
-  const oauthOwners = aliases.length === 0 ? [] : await probeOwners(db, OAUTH_OWNER, aliases, subjects);
-  for (const row of oauthOwners) owners.set(oauthKey(row.a, row.b), row.user_id);
+  const idKey = KEY_OF_ATTRIBUTE[options.identifier];
+  const probe = () => probeIdentities(db, idKey, { keys, values }, { aliases, subjects });
+  let probed = await probe();
+  // Under READ COMMITTED a statement sees what was committed when it began. The users the batch
+  // updates are locked first, and their identities and state read by later statements, so that a
+  // batch never writes its changes against a state that another import replaced while it waited
+  // for the locks. Locking a matched user may change whom an identifier names: lock until stable.
+  const locked = new Set<string>();
+  for (
+    let fresh = unlocked(probed.matched, locked);
+    fresh.length > 0;
+    fresh = unlocked(probed.matched, locked)
+  ) {
+    await db.query('SELECT id FROM users WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [fresh]);
+    for (const id of fresh) locked.add(id);
+    probed = await probe();
+  }
   const taken = subs.length
     ? await db.query<{ id: string }>('SELECT id FROM users WHERE id = ANY($1::uuid[])', [subs])
     : { rows: [] };
-  const matched = new Set<string>();
-  const idKey = KEY_OF_ATTRIBUTE[options.identifier];
-  for (const row of ownerRows) {
-    owners.set(ownerKey(row.a as LoginIdKey, row.b), row.user_id);
-    if (row.a === idKey) matched.add(row.user_id);
-  }
   const users = new Map<string, UserState>();
-  if (matched.size > 0) {
-    const loaded = await db.query<LoadedUser>(LOAD_USERS, [[...matched]]);
+  if (probed.matched.size > 0) {
+    const loaded = await db.query<LoadedUser>(LOAD_USERS, [[...probed.matched]]);
     for (const row of loaded.rows) users.set(row.id, toUserState(row));
   }
   return {
-    owners,
+    owners: probed.owners,
     users,
     takenIds: new Set(taken.rows.map((row) => row.id)),
     roleIds: await keyedIds(db, 'role', roles),
     groupIds: await keyedIds(db, 'group', groups),
   };
+}
+
+/** The ids of `ids` not in `locked`. */
+function unlocked(ids: ReadonlySet<string>, locked: ReadonlySet<string>): string[] {
+  return [...ids].filter((id) => !locked.has(id));
+}
+
+/** The owner of each login id and OAuth connection named, and the users the identifier matches. */
+async function probeIdentities(
+  db: Queryable,
+  idKey: LoginIdKey,
+  login: { keys: string[]; values: string[] },
+  oauth: { aliases: string[]; subjects: string[] },
+): Promise<{ owners: Map<string, string>; matched: Set<string> }> {
+  const owners = new Map<string, string>();
+  const matched = new Set<string>();
+  if (oauth.aliases.length > 0) {
+    for (const row of await probeOwners(db, OAUTH_OWNER, oauth.aliases, oauth.subjects))
+      owners.set(oauthKey(row.a, row.b), row.user_id);
+  }
+  for (const row of await probeOwners(db, LOGIN_ID_OWNER, login.keys, login.values)) {
+    owners.set(ownerKey(row.a as LoginIdKey, row.b), row.user_id);
+    if (row.a === idKey) matched.add(row.user_id);
+  }
+  return { owners, matched };
 }
 
 const LOGIN_ID_OWNER = `i.type = 'login_id' AND i.login_id_key = m.a AND i.login_id = m.b`;
@@ -123,8 +155,7 @@ const LOAD_USERS = `
       WHERE ur.user_id = u.id) AS roles,
     (SELECT coalesce(json_agg(g.key), '[]') FROM user_groups ug JOIN groups g ON g.id = ug.group_id
       WHERE ug.user_id = u.id) AS groups
-  FROM users u WHERE u.id = ANY($1::uuid[])
-  FOR UPDATE OF u`;
+  FROM users u WHERE u.id = ANY($1::uuid[])`;
 
 function toUserState(row: LoadedUser): UserState {
   const oob = (type: LoadedUser['oob'][number]['type']) => {
