@@ -67,7 +67,7 @@ export function readSecrets(
     if (input === undefined) return undefined;
     const result = storedPasswordHash(input, project.passwordHashes.firebaseScrypt);
     if (result.ok) return result.stored;
-    causes.push({ location, kind: 'format', details: { message: result.problem } });
+    causes.push({ location, kind: result.kind, details: { message: result.problem } });
     return undefined;
   };
   const password = stored(record.password, '/password/password_hash');

@@ -33,7 +33,28 @@ export interface FirebaseScryptParams {
   readonly memCost: number;
 }
 
-export type StoredHashResult = { ok: true; stored: string } | { ok: false; problem: string };
+/**
+ * `format`: the hash is not of its type; `maximum`: its parameters pass a bound of
+ * `PASSWORD_COST_LIMITS`.
+ */
+export type StoredHashResult =
+  | { ok: true; stored: string }
+  | { ok: false; kind: 'format' | 'maximum'; problem: string };
+
+/**
+ * The highest cost a stored hash may ask of the login side, at or above what real systems use:
+ * every verification of a hash costs what its parameters say, so a higher one would make each
+ * login of that user a denial of service of the service that verifies it.
+ */
+export const PASSWORD_COST_LIMITS = {
+  bcryptCost: 14,
+  /** scrypt (128 * r * N bytes), Firebase's scrypt and argon2 (m KiB). */
+  memoryBytes: 256 * 1024 * 1024,
+  argon2Passes: 10,
+  /** argon2 lanes and scrypt's p. */
+  parallelism: 16,
+  pbkdf2Rounds: 2_000_000,
+} as const;
 
 /**
  * The PHC id each format is stored under (bcrypt keeps its own `$2b$` string): the type with `-`
@@ -73,6 +94,37 @@ const EXPECTED: Record<PasswordType, string> = {
 };
 
 const BCRYPT = /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/;
+
+/**
+ * Which bound of `PASSWORD_COST_LIMITS` a stored hash passes, said as a sentence; undefined when
+ * it passes none (or is of no known format).
+ */
+export function passwordCostProblem(stored: string): string | undefined {
+  const limits = PASSWORD_COST_LIMITS;
+  const type = passwordTypeOf(stored);
+  if (type === undefined || type in DIGEST_BYTES) return undefined;
+  const over = (what: string, value: number, limit: number) =>
+    value > limit ? `${what} ${value} is above the limit of ${limit}` : undefined;
+  const memory = (bytes: number) => over('memory (bytes)', bytes, limits.memoryBytes);
+  if (type === 'bcrypt') return over('cost', Number(stored.slice(4, 6)), limits.bcryptCost);
+  const phc = deserialize(stored);
+  const n = (name: string) => Number(phc.params?.[name]);
+  switch (type) {
+    case 'argon2id':
+    case 'argon2i':
+      return (
+        memory(n('m') * 1024) ??
+        over('passes (t)', n('t'), limits.argon2Passes) ??
+        over('lanes (p)', n('p'), limits.parallelism)
+      );
+    case 'scrypt':
+      return memory(128 * n('r') * 2 ** n('ln')) ?? over('parallelism (p)', n('p'), limits.parallelism);
+    case 'firebase_scrypt':
+      return memory(128 * n('r') * 2 ** n('m'));
+    default:
+      return over('rounds', n('i'), limits.pbkdf2Rounds);
+  }
+}
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;
 
@@ -86,8 +138,19 @@ export function storedPasswordHash(
 ): StoredHashResult {
   const fail = (detail?: string): StoredHashResult => ({
     ok: false,
+    kind: 'format',
     problem: `not a valid ${input.type} hash${detail ? ` (${detail})` : ''}: expected ${EXPECTED[input.type]}`,
   });
+  const result = parsedPasswordHash(input, firebase, fail);
+  const above = result.ok ? passwordCostProblem(result.stored) : undefined;
+  return above ? { ok: false, kind: 'maximum', problem: `${input.type} hash: ${above}` } : result;
+}
+
+function parsedPasswordHash(
+  input: PasswordInput,
+  firebase: FirebaseScryptParams | undefined,
+  fail: (detail?: string) => StoredHashResult,
+): StoredHashResult {
   const stray = strayMembers(input);
   if (stray) return fail(stray);
   const hash = input.password_hash;

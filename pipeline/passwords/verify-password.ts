@@ -3,7 +3,12 @@ import { promisify } from 'node:util';
 import { verify as verifyArgon2 } from '@node-rs/argon2';
 import { deserialize, type PhcOutput } from '@phc/format';
 import { compare as compareBcrypt } from 'bcrypt-ts';
-import { LEGACY_PASSWORD_TYPES, type PasswordType, passwordTypeOf } from './password-formats.js';
+import {
+  LEGACY_PASSWORD_TYPES,
+  type PasswordType,
+  passwordCostProblem,
+  passwordTypeOf,
+} from './password-formats.js';
 
 const scryptAsync = promisify(scrypt) as (
   password: string | Buffer,
@@ -15,12 +20,13 @@ const pbkdf2Async = promisify(pbkdf2);
 
 /**
  * Whether `plain` is the password of a stored hash (as the import stores them: see
- * password-formats.ts), for the login side of the platform. A stored string of no known format
- * verifies nothing.
+ * password-formats.ts), for the login side of the platform. A stored string of no known format,
+ * or one whose parameters pass `PASSWORD_COST_LIMITS` (stored by other means than the import),
+ * verifies nothing: it is refused before any work is spent on it.
  */
 export async function verifyPassword(stored: string, plain: string): Promise<boolean> {
   const type = passwordTypeOf(stored);
-  if (!type) return false;
+  if (!type || passwordCostProblem(stored) !== undefined) return false;
   if (type === 'bcrypt') return compareBcrypt(plain, stored);
   if (type === 'argon2id' || type === 'argon2i') return verifyArgon2(stored, plain);
   const phc = deserialize(stored);

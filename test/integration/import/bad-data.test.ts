@@ -92,6 +92,41 @@ describe('import of bad data: each bad record fails alone', function () {
     ]);
   });
 
+  it('fails a password hash whose cost passes a bound alone, naming the bound', async () => {
+    const B64 = 'c29tZXNhbHRzb21lc2FsdA';
+    const records = [
+      {
+        email: 'bcrypt31.x@rel.test',
+        password: {
+          type: 'bcrypt',
+          password_hash: '$2b$31$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW',
+        },
+      },
+      {
+        email: 'scrypt.x@rel.test',
+        password: { type: 'scrypt', password_hash: `$scrypt$ln=24,r=64,p=64$${B64}$${B64}` },
+      },
+      {
+        email: 'argon2.x@rel.test',
+        mfa: {
+          password: { type: 'argon2id', password_hash: `$argon2id$v=19$m=4194304,t=64,p=1$${B64}$${B64}` },
+        },
+      },
+      { email: 'fine.x@rel.test' },
+    ];
+    const status = await service.run({ identifier: 'email', records });
+    expect(status.summary).to.deep.include({ inserted: 1, failed: 3 });
+    const causes = (status.details as Detail[]).slice(0, 3).map((d) => {
+      const [cause] = (d.errors?.[0]?.info as { causes: { location: string; kind: string }[] }).causes;
+      return [cause?.location, cause?.kind];
+    });
+    expect(causes).to.deep.equal([
+      ['/password/password_hash', 'maximum'],
+      ['/password/password_hash', 'maximum'],
+      ['/mfa/password/password_hash', 'maximum'],
+    ]);
+  });
+
   it('answers lookups with NUL or a lone surrogate GetUsersInvalidArgument', async () => {
     for (const [query, variables] of [
       [
