@@ -1,4 +1,5 @@
 import type { BlobStorage } from './blob/blob-storage.js';
+import { findAbandonedExportBlobs, forgetExportBlobs, unnamedBlobs } from './db/export-blobs.js';
 import type { Pool } from './db/pool.js';
 import { deleteTasks, findTasksPastRetention } from './db/tasks.js';
 import type { Logger } from './log.js';
@@ -30,4 +31,37 @@ export async function sweepExpiredTasks(
   }
   if (deletable.length > 0) await deleteTasks(pool, deletable);
   return deletable;
+}
+
+/** How many recorded blobs of attempts that are over one round deletes. */
+const ABANDONED_BATCH = 100;
+
+/**
+ * Deletes the files of export attempts that ended without their task naming them: an attempt
+ * that committed its blob and then died (a killed worker, a Postgres blip) before it completed
+ * its task, which a later attempt then completed with a file of its own, or which ended failed.
+ * Returns the names deleted.
+ */
+export async function deleteAbandonedExportFiles(pool: Pool, blobs: BlobStorage): Promise<string[]> {
+  const names = await findAbandonedExportBlobs(pool, ABANDONED_BATCH);
+  for (const name of names) await blobs.delete(name);
+  if (names.length > 0) await forgetExportBlobs(pool, names);
+  return names;
+}
+
+/**
+ * Deletes every blob of the export container that is older than the retention and that no task
+ * names: whatever wrote it (an attempt whose record was lost with its database, a hand upload),
+ * no file outlives the retention unnamed. Returns the names deleted.
+ */
+export async function deleteUnnamedExportFiles(
+  pool: Pool,
+  blobs: BlobStorage,
+  retentionSeconds: number,
+): Promise<string[]> {
+  const old = await blobs.listCreatedBefore(new Date(Date.now() - retentionSeconds * 1000));
+  const names = old.length === 0 ? [] : await unnamedBlobs(pool, old);
+  for (const name of names) await blobs.delete(name);
+  if (names.length > 0) await forgetExportBlobs(pool, names);
+  return names;
 }

@@ -191,6 +191,16 @@ export class BlobStorage {
     await this.container.getBlobClient(name).deleteIfExists();
   }
 
+  /** Names of the committed blobs created before `cutoff`. */
+  async listCreatedBefore(cutoff: Date): Promise<string[]> {
+    const names: string[] = [];
+    for await (const blob of this.container.listBlobsFlat()) {
+      const created = blob.properties.createdOn ?? blob.properties.lastModified;
+      if (created < cutoff) names.push(blob.name);
+    }
+    return names;
+  }
+
   /**
    * Names of the blobs whose name starts with `prefix`: committed ones, and with `uncommitted` also
    * those that have only staged blocks (an upload cut short and not yet discarded).

@@ -2,6 +2,7 @@ import type { BlobStorage } from '../blob/blob-storage.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { TaskBus } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
+import { recordExportBlob } from '../db/export-blobs.js';
 import { type Pool, withClient } from '../db/pool.js';
 import { completeExport, setProgressTotal } from '../db/tasks.js';
 import { usersExported } from '../operator/metrics.js';
@@ -36,6 +37,8 @@ export async function runExport(deps: ExportDependencies, run: TaskRun): Promise
     options.compression,
   );
   const blobName = attemptBlobName(fileName);
+  // Recorded first, so that a file this attempt commits and then fails to name is found and deleted.
+  await recordExportBlob(deps.pool, run.task.id, blobName);
   let exported: number;
   try {
     exported = await writeExportFile(deps, storage, run, options, { fileName, blobName });

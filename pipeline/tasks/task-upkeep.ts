@@ -7,7 +7,7 @@ import { failAbandonedTasks, takeOutboxMessages } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
-import { sweepExpiredTasks } from '../retention.js';
+import { deleteAbandonedExportFiles, deleteUnnamedExportFiles, sweepExpiredTasks } from '../retention.js';
 import { refundFailedTasks, TASK_ENDINGS } from './task-failure.js';
 
 /** What keeps every task moving: the outbox relay, the end of abandoned tasks, retention. */
@@ -32,6 +32,8 @@ const OUTBOX_BATCH = 100;
  *   export running past its time limit `TaskTimedOut`; an export's token is given back.
  * - Completed tasks past retention are deleted with their files; the embedded queue's processed
  *   messages once past their keep (the import log's retention for imports).
+ * - An export file that no task names is deleted: at once when its attempt is known to be over,
+ *   else once it is older than the retention.
  */
 export function startTaskUpkeep(
   pool: Pool,
@@ -71,11 +73,15 @@ export function startTaskUpkeep(
     if (now >= due.abandoned) {
       due.abandoned = now + ABANDONED_EVERY_MS;
       await endAbandoned();
+      const files = blobs ? await deleteAbandonedExportFiles(pool, blobs) : [];
+      if (files.length > 0) log.info({ files }, 'files of abandoned export attempts deleted');
     }
     if (now >= due.retention) {
       due.retention = now + Math.min(RETENTION_EVERY_MS, config.taskRetentionSeconds * 1000);
       const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);
       if (ids.length > 0) log.info({ tasks: ids.length }, 'tasks past retention deleted');
+      const files = blobs ? await deleteUnnamedExportFiles(pool, blobs, config.taskRetentionSeconds) : [];
+      if (files.length > 0) log.warn({ files }, 'export files that no task names deleted after retention');
       const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);
       if (logged > 0) log.info({ messages: logged }, 'processed queue messages past their keep deleted');
     }

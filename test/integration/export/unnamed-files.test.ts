@@ -1,0 +1,105 @@
+import { Readable } from 'node:stream';
+import { expect } from 'chai';
+import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
+import { deleteUnnamedExportFiles } from '../../../pipeline/retention.js';
+import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
+import { useTestSchema } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
+import { kafkaExportWorkerEnv, testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
+import { uniqueTopicPrefix } from '../../support/kafka.js';
+import { insertGeneratedUsers } from '../../support/users.js';
+import { useWorkerProcesses } from '../../support/worker-process.js';
+
+/**
+ * The first completion of a task stalls, then fails: a worker killed during the stall has
+ * committed its blob and never named it in its task.
+ */
+const STALL_FIRST_COMPLETION = `
+  CREATE SEQUENCE completions;
+  CREATE FUNCTION stall_first_completion() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NEW.file_name IS NOT NULL AND OLD.file_name IS NULL AND nextval('completions') = 1 THEN
+      PERFORM pg_sleep(5);
+      RAISE EXCEPTION 'the first completion never lands' USING ERRCODE = '57P01';
+    END IF;
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER stall_first_completion BEFORE UPDATE ON tasks
+    FOR EACH ROW EXECUTE FUNCTION stall_first_completion();`;
+
+/** No export file outlives its attempt without a task that names it. */
+describe('export files that no task names (kafka)', function () {
+  this.timeout(120_000);
+  const db = useTestSchema();
+  const prefix = uniqueTopicPrefix();
+  const container = uniqueContainer();
+  const spawnWorker = useWorkerProcesses(db.schema);
+  const startWorker = () => spawnWorker(kafkaExportWorkerEnv(container, prefix));
+  let blobs: BlobStorage;
+  let fileName: string | undefined;
+
+  before(async () => {
+    blobs = await BlobStorage.open({ connectionString: testBlobConnectionString() }, container);
+  });
+
+  it('deletes the whole file of a worker killed between committing it and completing its task', async () => {
+    await insertGeneratedUsers(db(), 100);
+    await db().query(STALL_FIRST_COMPLETION);
+    const keys = await makeTestKeys();
+    const config = testConfig(
+      keys,
+      {},
+      { azure_storage_connection_string: testBlobConnectionString(), azure_storage_container: container },
+    );
+    const client = adminClient(config, db, keys, undefined, () => blobs);
+    const res = await client.request({
+      method: 'POST',
+      url: '/_api/admin/users/export',
+      token: await adminToken(keys),
+      body: { format: 'ndjson' },
+    });
+    expect(res.statusCode, res.body).to.equal(200);
+    const { id } = JSON.parse(res.body) as { id: string };
+
+    const first = startWorker();
+    const committed = await eventually(
+      () => blobs.list(),
+      (names) => names.length === 1,
+    );
+    expect(committed, 'the first attempt committed its file').to.have.length(1);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    const second = startWorker();
+    try {
+      const task = await eventually(
+        async () =>
+          (await db().query<{ status: string; file_name: string }>('SELECT * FROM tasks WHERE id = $1', [id]))
+            .rows[0],
+        (t) => t?.status === 'completed',
+        60,
+      );
+      fileName = task?.file_name;
+      expect(fileName, 'a second attempt completed the task with a file of its own').to.be.a('string');
+      expect(fileName).not.to.equal(committed[0]);
+      const left = await eventually(
+        () => blobs.list(),
+        (names) => names.length === 1,
+      );
+      expect(left, 'the killed attempt’s file is deleted, the task’s kept').to.deep.equal([fileName]);
+    } finally {
+      second.kill('SIGTERM');
+    }
+  });
+
+  it('deletes any blob older than the retention that no task names, and keeps the task’s file', async () => {
+    expect(fileName).to.be.a('string');
+    await blobs.upload('stray.ndjson', Readable.from(['{"email":"x@y.test"}\n']), {
+      contentType: 'application/x-ndjson',
+      contentDisposition: 'attachment',
+    });
+    expect(await deleteUnnamedExportFiles(db(), blobs, 3600), 'younger than the retention').to.deep.equal([]);
+    expect(await deleteUnnamedExportFiles(db(), blobs, 0)).to.deep.equal(['stray.ndjson']);
+    expect(await blobs.list()).to.deep.equal([fileName]);
+  });
+});
