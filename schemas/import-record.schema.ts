@@ -6,6 +6,9 @@
  */
 const nullableString = { type: ['string', 'null'] } as const;
 
+/** The most roles or groups one record may give a user, and the most identities or TOTPs. */
+export const RECORD_ARRAY_LIMITS = { roles: 1_000, identities: 100, totps: 10 } as const;
+
 /** The password hash formats an import accepts (issue: migrations from other systems). */
 export const passwordTypes = [
   'bcrypt',
@@ -136,11 +139,21 @@ export const importRecordSchema = {
       },
     },
     custom_attributes: { type: 'object' },
-    roles: { type: 'array', items: { type: 'string', minLength: 1 }, uniqueItems: true },
-    groups: { type: 'array', items: { type: 'string', minLength: 1 }, uniqueItems: true },
+    roles: {
+      type: 'array',
+      maxItems: RECORD_ARRAY_LIMITS.roles,
+      items: { type: 'string', minLength: 1 },
+      uniqueItems: true,
+    },
+    groups: {
+      type: 'array',
+      maxItems: RECORD_ARRAY_LIMITS.roles,
+      items: { type: 'string', minLength: 1 },
+      uniqueItems: true,
+    },
     disabled: { type: 'boolean' },
     password,
-    identities: { type: 'array', items: identity },
+    identities: { type: 'array', maxItems: RECORD_ARRAY_LIMITS.identities, items: identity },
     mfa: {
       type: 'object',
       additionalProperties: false,
@@ -152,7 +165,7 @@ export const importRecordSchema = {
         phone_numbers: { type: 'array', maxItems: 1, items: { type: 'string' } },
         password,
         totp,
-        totps: { type: 'array', items: totp },
+        totps: { type: 'array', maxItems: RECORD_ARRAY_LIMITS.totps, items: totp },
       },
     },
     // Written by an export; the service keeps no biometrics or passkeys (a count above 0 warns).

@@ -69,7 +69,7 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
     const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);
     if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such import task');
-    ctx.body = await importStatus(pool, task, detailsQuery(ctx.query));
+    ctx.body = await importStatus(pool, task, detailsQuery(ctx.query), ctx.path);
   });
 
   return router;
@@ -96,12 +96,20 @@ async function refuseWhenBacklogged(pool: Pool, project: string, limit: number):
 
 /** The largest page of details one status read returns. */
 const MAX_DETAILS_LIMIT = 10_000;
+/**
+ * The page of details a status read returns when it names none: a request of 500 KB can hold
+ * hundreds of thousands of records, more than an answer should carry at once.
+ */
+export const DEFAULT_DETAILS_LIMIT = 1_000;
+
+/** A page of details: which, from where, how many. */
+type DetailsQuery = DetailsPage & { readonly limit: number };
 
 /**
  * `?details=false` (no details), `?outcome=` (one outcome's details), `?offset=&limit=` (a page of
- * them, limit at most 10,000); none of them: every detail, as spec 4.4 shows.
+ * them, limit at most 10,000, 1,000 when not given).
  */
-function detailsQuery(query: Record<string, string | string[] | undefined>): DetailsPage | false {
+function detailsQuery(query: Record<string, string | string[] | undefined>): DetailsQuery | false {
   const one = (name: string) => {
     const value = query[name];
     if (Array.isArray(value)) throw new ImportRequestError(400, `${name} is given more than once`);
@@ -125,23 +133,37 @@ function detailsQuery(query: Record<string, string | string[] | undefined>): Det
     return n;
   };
   const offset = integer('offset', 0, 999_999_999);
-  const limit = integer('limit', 1, MAX_DETAILS_LIMIT);
+  const limit = integer('limit', 1, MAX_DETAILS_LIMIT) ?? DEFAULT_DETAILS_LIMIT;
   return {
     ...(outcome ? { outcome: outcome as NonNullable<DetailsPage['outcome']> } : {}),
     ...(offset === undefined ? {} : { offset }),
-    ...(limit === undefined ? {} : { limit }),
+    limit,
   };
 }
 
-/** The import task as spec 2.3 shows it, with the members of DECISIONS.md; details as asked. */
+/**
+ * The import task as spec 2.3 shows it, with the members of DECISIONS.md; a page of details as
+ * asked, and `details_next`, the path of the next page, when more follow.
+ */
 async function importStatus(
   pool: Pool,
   task: TaskRow,
-  page: DetailsPage | false,
+  page: DetailsQuery | false,
+  path: string,
 ): Promise<Record<string, unknown>> {
   const status = taskStatus(task);
   if (task.status === 'pending') return status;
   if (task.summary) status.summary = task.summary;
-  if (page) status.details = await findImportDetails(pool, task.id, page);
+  if (!page) return status;
+  const found = await findImportDetails(pool, task.id, page);
+  status.details = found.details;
+  if (found.more) {
+    const next = new URLSearchParams({
+      offset: String((page.offset ?? 0) + page.limit),
+      limit: String(page.limit),
+    });
+    if (page.outcome) next.set('outcome', page.outcome);
+    status.details_next = `${path}?${next}`;
+  }
   return status;
 }

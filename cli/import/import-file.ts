@@ -33,6 +33,8 @@ interface ImportStatus {
     warnings?: unknown[];
     errors?: unknown[];
   }[];
+  /** The path of the next page of details, when more follow. */
+  readonly details_next?: string;
 }
 
 /** One line of the results file: a record of the input and what became of it. */
@@ -170,21 +172,33 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
   return counts.failed > 0 ? EXIT.someFailed : EXIT.ok;
 }
 
-/** Polls an import task until it completes, reporting its progress. */
+/** Polls an import task until it completes, reporting its progress; then reads every page of its details. */
 async function followTask(
   client: ServiceClient,
   taskId: string,
   onProgress: (processed: number) => void,
 ): Promise<ImportStatus> {
-  for (let delay = POLL_MS; ; delay = Math.min(delay * 1.5, 3_000)) {
-    const answer = await client.call<ImportStatus>('GET', `${ROUTE}/${taskId}`);
+  const read = async (route: string) => {
+    const answer = await client.call<ImportStatus>('GET', route);
     if (answer.status !== 200) {
       throw new CliError(
         `cannot read task ${taskId} (${answer.status}): ${errorMessage(answer.body) ?? 'no reason given'}`,
       );
     }
-    if (answer.body.status === 'completed') return answer.body;
-    onProgress(answer.body.progress?.processed ?? 0);
+    return answer.body;
+  };
+  for (let delay = POLL_MS; ; delay = Math.min(delay * 1.5, 3_000)) {
+    const status = await read(`${ROUTE}/${taskId}`);
+    if (status.status === 'completed') {
+      const details = [...(status.details ?? [])];
+      for (let next = status.details_next; next !== undefined; ) {
+        const page = await read(next);
+        details.push(...(page.details ?? []));
+        next = page.details_next;
+      }
+      return { ...status, details };
+    }
+    onProgress(status.progress?.processed ?? 0);
     await sleep(delay);
   }
 }

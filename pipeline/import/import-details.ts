@@ -17,28 +17,38 @@ export interface DetailsPage {
   readonly limit?: number;
 }
 
+/** A page of details, and whether more follow it. */
+export interface FoundDetails {
+  readonly details: ImportDetail[];
+  readonly more: boolean;
+}
+
 /**
  * The stored result of the records of an import task, in request order (those of `outcome`, from
- * `offset`, at most `limit`). Absent values are omitted, never null; the record itself is shown
- * exactly as stored.
+ * `offset`, at most `limit`), and whether more follow. Absent values are omitted, never null; the
+ * record itself is shown exactly as stored.
  */
 export async function findImportDetails(
   db: Queryable,
   taskId: string,
-  page: DetailsPage = {},
-): Promise<ImportDetail[]> {
+  page: DetailsPage & { readonly limit: number },
+): Promise<FoundDetails> {
   const { rows } = await db.query<DetailRow>(
     `SELECT index, record, outcome, user_id, warnings, errors FROM import_details
       WHERE task_id = $1 AND ($2::text IS NULL OR outcome = $2)
       ORDER BY index OFFSET $3 LIMIT $4`,
-    [taskId, page.outcome ?? null, page.offset ?? 0, page.limit ?? null],
+    [taskId, page.outcome ?? null, page.offset ?? 0, page.limit + 1],
   );
-  return rows.map((d) => ({
+  return { details: rows.slice(0, page.limit).map(detailOf), more: rows.length > page.limit };
+}
+
+function detailOf(d: DetailRow): ImportDetail {
+  return {
     index: d.index,
     record: d.record,
     outcome: d.outcome,
     ...(d.user_id ? { user_id: d.user_id } : {}),
     ...(d.warnings ? { warnings: d.warnings } : {}),
     ...(d.errors ? { errors: d.errors } : {}),
-  }));
+  };
 }

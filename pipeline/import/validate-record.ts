@@ -108,8 +108,15 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
   };
 }
 
+/** The causes a failed record's detail lists; the rest are counted in `causes_omitted`. */
+export const MAX_RECORD_CAUSES = 20;
+
 function validationFailed(causes: SchemaCause[]): ApiError {
-  return new ApiError('Invalid', 'ValidationFailed', 'invalid import record', { causes });
+  const omitted = causes.length - MAX_RECORD_CAUSES;
+  return new ApiError('Invalid', 'ValidationFailed', 'invalid import record', {
+    causes: causes.slice(0, MAX_RECORD_CAUSES),
+    ...(omitted > 0 ? { causes_omitted: omitted } : {}),
+  });
 }
 
 /**
