@@ -22,8 +22,18 @@ describe('db/migrate', () => {
   it('makes each exact lookup a probe of one index', async () => {
     const client = await (db() as import('pg').Pool).connect();
     try {
-      // With too few rows the planner prefers a sequential scan; tell it not to, to see the plan shape.
-      await client.query('SET enable_seqscan = off');
+      // Enough rows, analyzed, that the plan is the one a real table gets: with none, every scan
+      // costs the same and the planner takes any of them.
+      await client.query(
+        `INSERT INTO users (id) SELECT gen_random_uuid() FROM generate_series(1, 5000);
+         INSERT INTO identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id, email)
+           SELECT gen_random_uuid(), id, 'login_id', 'email', 'email', id || '@x.test', id || '@x.test', id || '@x.test'
+             FROM users;
+         INSERT INTO identities (id, user_id, type, provider_alias, provider_type, provider_subject_id, phone_number,
+                                 preferred_username)
+           SELECT gen_random_uuid(), id, 'oauth', 'google', 'google', id, id, id FROM users;
+         ANALYZE users; ANALYZE identities;`,
+      );
       const plan = async (sql: string, values: string[]) =>
         JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, values)).rows[0]);
       expect(
