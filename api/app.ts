@@ -15,7 +15,6 @@ import { openApiDocument } from '../schemas/openapi.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
 import { errorEnvelope } from './errors.js';
 import { graphqlHandler } from './graphql/handler.js';
-import { jsonBody } from './json-body.js';
 import { requestLog } from './request-log.js';
 import { exportRoutes } from './routes/export.js';
 import { importRoutes } from './routes/import.js';
@@ -71,12 +70,7 @@ export function createApp({
   router.get('/_api/admin/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
   });
-  router.all(
-    '/_api/admin/graphql',
-    ...admin,
-    jsonBody('1mb'),
-    graphqlHandler(db, config.project, search, log),
-  );
+  router.all('/_api/admin/graphql', ...admin, ...graphqlHandler(db, config.project, search, log));
 
   app.use(requestLog(log));
   app.use(operatorPaths({ pool: db, bus, blobs }));

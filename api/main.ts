@@ -20,7 +20,7 @@ await runService(log, async ({ started }) => {
   const adminJwks = await resolveAdminJwks(config);
   const app = createApp({
     config,
-    db: parts.pool,
+    db: parts.requests,
     blobs: parts.blobs,
     secrets: parts.secrets,
     taskCreated: parts.upkeep.wake,

@@ -76,6 +76,8 @@ export interface ServiceConfig {
   readonly taskSecrets: { readonly key: string | undefined; readonly previousKeys: readonly string[] };
   /** Import records applied per transaction. */
   readonly importBatchSize: number;
+  /** statement_timeout of the connections that serve admin requests. */
+  readonly requestStatementTimeoutMs: number;
   /** The index behind users(searchKeyword). */
   readonly search: SearchConfig;
   /** Records of pending imports past which a new import is refused (429) until they drain. */
@@ -132,6 +134,7 @@ const ENV_KEYS = {
   TASK_SECRETS_PREVIOUS_KEYS: 'task_secrets_previous_keys',
   EXPORT_TIME_LIMIT_SECONDS: 'export_time_limit_seconds',
   IMPORT_BATCH_SIZE: 'import_batch_size',
+  REQUEST_STATEMENT_TIMEOUT_MS: 'request_statement_timeout_ms',
   CLICKHOUSE_URL: 'clickhouse_url',
   CLICKHOUSE_DATABASE: 'clickhouse_database',
   WORKER_CONCURRENCY: 'worker_concurrency',
@@ -248,6 +251,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
       previousKeys: doc.task_secrets_previous_keys ? doc.task_secrets_previous_keys.split(',') : [],
     },
     importBatchSize: doc.import_batch_size,
+    requestStatementTimeoutMs: doc.request_statement_timeout_ms,
     search: doc.clickhouse_url
       ? { clickhouse: { url: doc.clickhouse_url, database: doc.clickhouse_database } }
       : {},

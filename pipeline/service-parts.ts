@@ -4,7 +4,7 @@ import type { TaskBus } from './bus/bus.js';
 import { createBus } from './bus/create-bus.js';
 import type { ServiceConfig } from './config.js';
 import { openDatabase } from './db/open-database.js';
-import type { Pool } from './db/pool.js';
+import { createPool, type Pool } from './db/pool.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
 import { watchTasks } from './operator/metrics.js';
@@ -17,6 +17,8 @@ import { startWorkers, workerConnections } from './workers.js';
 /** The started parts every service process stands on. */
 export interface PipelineParts {
   readonly pool: Pool;
+  /** The connections that serve admin requests: each statement bounded by a timeout. */
+  readonly requests: Pool;
   readonly bus: TaskBus;
   readonly blobs: BlobStorage | undefined;
   readonly secrets: SecretBox;
@@ -25,8 +27,10 @@ export interface PipelineParts {
   readonly search: UserSearchIndex;
 }
 
-/** Connections of a service process besides its workers': requests, task upkeep, search feed. */
-const SERVICE_CONNECTIONS = 10;
+/** Connections of a service process besides its workers' and its requests': task upkeep, search feed. */
+const SERVICE_CONNECTIONS = 4;
+/** Connections that serve admin requests. */
+const REQUEST_CONNECTIONS = 10;
 
 /**
  * Starts, in order, the database, the export storage, the task secrets, the bus, the task upkeep,
@@ -40,8 +44,16 @@ export async function startPipelineParts(
   { workers }: { workers: boolean },
 ): Promise<PipelineParts> {
   const connections = SERVICE_CONNECTIONS + (workers ? workerConnections(config.workerConcurrency) : 0);
-  const db = await openDatabase(config, log, connections);
+  const db = await openDatabase(config, log, connections, REQUEST_CONNECTIONS);
   started('database', () => db.close());
+  // A pool of its own, so that a slow request never holds a worker's connection, and the timeout
+  // that bounds a request never cuts a worker's long statement (an export's COPY).
+  const requests = createPool({
+    connectionString: db.connectionString,
+    max: REQUEST_CONNECTIONS,
+    statementTimeoutMs: config.requestStatementTimeoutMs,
+  });
+  started('request connections', () => requests.end());
   const storage = await openExportStorage(config, log);
   started('export storage', () => storage.close());
   const secrets = await openTaskSecrets(config);
@@ -50,9 +62,9 @@ export async function startPipelineParts(
   const upkeep = startTaskUpkeep(db.pool, bus, storage.blobs, config, log);
   started('task upkeep', () => upkeep.stop());
   watchTasks(db.pool);
-  const index = openSearchIndex(config, db.pool);
+  const index = openSearchIndex(config, requests);
   started('search index', () => index.close());
-  const parts = { pool: db.pool, bus, blobs: storage.blobs, secrets, upkeep, search: index.search };
+  const parts = { pool: db.pool, requests, bus, blobs: storage.blobs, secrets, upkeep, search: index.search };
   if (workers) {
     await startWorkers({ ...parts, config, log });
     if (index.store) {

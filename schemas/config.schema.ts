@@ -77,6 +77,9 @@ export const configSchema = {
       default: 'users_service',
     },
     import_batch_size: { type: 'integer', minimum: 1, maximum: 10000, default: 2000 },
+    // Postgres's statement_timeout on the connections that serve admin requests (lookups, GraphQL,
+    // status reads); the workers' connections have none.
+    request_statement_timeout_ms: { type: 'integer', minimum: 100, maximum: 600000, default: 15000 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: DEFAULT_WORKER_CONCURRENCY },
     // Export: switched off here, or when no blob storage is configured (and none is embedded).

@@ -1,4 +1,4 @@
-import { type DocumentNode, GraphQLError, parse, validate } from 'graphql';
+import { type DocumentNode, GraphQLError, parse, type Source, validate } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/koa';
 import type { Middleware } from 'koa';
 import { LRUCache } from 'lru-cache';
@@ -7,8 +7,11 @@ import type { Queryable } from '../../pipeline/db/pool.js';
 import type { Logger } from '../../pipeline/log.js';
 import type { UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { toApiError } from '../errors.js';
+import { inFlightLimit } from '../in-flight-limit.js';
+import { jsonBody } from '../json-body.js';
 import { compiledExecute } from './compiled-execute.js';
 import type { GraphQLContext } from './context.js';
+import { checkDocumentSize, checkOperationLimits, GRAPHQL_LIMITS } from './limits.js';
 import { userLookups } from './lookup-batches.js';
 import { adminSchema } from './schema.js';
 
@@ -17,33 +20,52 @@ const MAX_CACHED_DOCUMENTS = 500;
 /** Longer documents are parsed every time, so the cache stays small whatever clients send. */
 const MAX_CACHED_DOCUMENT_LENGTH = 8 * 1024;
 
+/** Bytes of a GraphQL request body: the document and its variables. */
+const GRAPHQL_BODY_LIMIT = '256kb';
+
 /**
- * The graph interface over HTTP (GET and POST, graphql-over-HTTP). Resolver errors in the API's
- * vocabulary carry `extensions: {errorName, reason, info?}`; any other error is masked as an
- * InternalError and logged, so no SQL text or stack reaches the caller.
+ * The graph interface over HTTP (GET and POST, graphql-over-HTTP), as the middleware of its
+ * route: at most `GRAPHQL_LIMITS.inFlight` requests at once, the body, the limits, the handler.
+ * Resolver errors in the API's vocabulary carry `extensions: {errorName, reason, info?}`; any
+ * other error is masked as an InternalError and logged, so no SQL text or stack reaches the caller.
  */
 export function graphqlHandler(
   db: Queryable,
   project: ProjectConfig,
   search: UserSearchIndex,
   log: Logger,
-): Middleware {
+): Middleware[] {
   const documents = new LRUCache<string, DocumentNode>({ max: MAX_CACHED_DOCUMENTS });
   const validated = new WeakSet<DocumentNode>();
   const context: GraphQLContext = { db, lookups: userLookups(db), project, search };
+  const parseDocument = (source: string | Source) => {
+    const text = typeof source === 'string' ? source : source.body;
+    let document = documents.get(text);
+    if (!document) {
+      document = parse(source);
+      if (text.length <= MAX_CACHED_DOCUMENT_LENGTH) documents.set(text, document);
+    }
+    return document;
+  };
 
-  return createHandler<GraphQLContext>({
+  /** Refuses, before anything runs, a request past one of `GRAPHQL_LIMITS`. */
+  const limits: Middleware = async (ctx, next) => {
+    const params = (ctx.method === 'GET' ? ctx.query : ctx.request.body) as
+      | Record<string, unknown>
+      | undefined;
+    const query = params?.query;
+    if (typeof query === 'string') {
+      checkDocumentSize(query);
+      const document = parsedOrUndefined(() => parseDocument(query));
+      if (document) checkOperationLimits(adminSchema, document, variablesOf(params?.variables));
+    }
+    await next();
+  };
+
+  const handler = createHandler<GraphQLContext>({
     schema: adminSchema,
     context,
-    parse: (source) => {
-      const text = typeof source === 'string' ? source : source.body;
-      let document = documents.get(text);
-      if (!document) {
-        document = parse(source);
-        if (text.length <= MAX_CACHED_DOCUMENT_LENGTH) documents.set(text, document);
-      }
-      return document;
-    },
+    parse: parseDocument,
     validate: (schema, document, rules) => {
       if (validated.has(document)) return [];
       const errors = validate(schema, document, rules);
@@ -53,6 +75,32 @@ export function graphqlHandler(
     execute: compiledExecute(),
     formatError: (err) => formatGraphQLError(err, log),
   });
+  return [inFlightLimit(GRAPHQL_LIMITS.inFlight), jsonBody(GRAPHQL_BODY_LIMIT), limits, handler];
+}
+
+/** The document, or undefined when it does not parse: the handler answers its syntax error. */
+function parsedOrUndefined(parseIt: () => DocumentNode): DocumentNode | undefined {
+  try {
+    return parseIt();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The variables of a request: an object in a POST body, JSON text in a GET query. */
+function variablesOf(value: unknown): Record<string, unknown> | undefined {
+  if (typeof value === 'string') return variablesOf(parsedJson(value));
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Maps a resolver's error to the GraphQL error a client sees. */

@@ -14,10 +14,16 @@ export interface Database {
 
 /**
  * Connects (starting the embedded Postgres if DATABASE_URL is unset) and applies migrations. Warns
- * when the pool may open more connections than the server lets ordinary users have: the last
- * ones would be refused under load, and the tasks waiting on them would fail.
+ * when the pool, with the `otherConnections` the process opens besides it, may open more
+ * connections than the server lets ordinary users have: the last ones would be refused under
+ * load, and the tasks waiting on them would fail.
  */
-export async function openDatabase(config: ServiceConfig, log: Logger, poolSize = 10): Promise<Database> {
+export async function openDatabase(
+  config: ServiceConfig,
+  log: Logger,
+  poolSize = 10,
+  otherConnections = 0,
+): Promise<Database> {
   let connectionString = config.databaseUrl;
   let embedded: EmbeddedDatabase | undefined;
   if (!connectionString) {
@@ -35,9 +41,9 @@ export async function openDatabase(config: ServiceConfig, log: Logger, poolSize 
     const applied = await migrate(pool);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
     const allowed = await allowedConnections(pool);
-    if (poolSize > allowed)
+    if (poolSize + otherConnections > allowed)
       log.warn(
-        { pool_size: poolSize, allowed_connections: allowed },
+        { pool_size: poolSize + otherConnections, allowed_connections: allowed },
         'the pool may open more connections than Postgres allows (max_connections)',
       );
   } catch (err) {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { serviceUnavailable } from '../errors.js';
 
 /** What the query modules need of a connection or pool: keeps pg's types at the edge. */
 export type Queryable = Pick<pg.Pool, 'query'>;
@@ -11,6 +12,10 @@ export interface PoolOptions {
   readonly connectionString: string;
   readonly schema?: string;
   readonly max?: number;
+  /** Postgres's statement_timeout on every connection; none when absent. */
+  readonly statementTimeoutMs?: number;
+  /** How long a query waits for a connection; `CONNECT_TIMEOUT_MS` when absent. */
+  readonly connectTimeoutMs?: number;
   /** Told of every connection that breaks (a server restart, a failover, pg_terminate_backend). */
   readonly onConnectionError?: (err: Error) => void;
 }
@@ -25,10 +30,11 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * (which its caller handles) and is dropped.
  */
 export function createPool(options: PoolOptions): pg.Pool {
-  const pool = new pg.Pool({
+  const pool = new ServicePool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   const report = options.onConnectionError ?? (() => {});
@@ -36,6 +42,34 @@ export function createPool(options: PoolOptions): pg.Pool {
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', report));
   return pool;
+}
+
+type ConnectCallback = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
+
+/**
+ * A pool whose failures to hand out a connection say what they mean. pg-pool fails with a bare
+ * Error, without a code, when no connection frees up in time (every one busy) or the server ends
+ * one while it is made: both are the database being unavailable for now (503, a transient fault),
+ * not a bug. Errors that carry a code already say so, and pass as they are.
+ */
+class ServicePool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | undefined {
+    if (!callback) return super.connect().catch((err: Error) => Promise.reject(unavailable(err)));
+    // pg's callback type differs from ConnectCallback only in how optional its members are.
+    const wrapped: ConnectCallback = (err, client, done) => callback(err && unavailable(err), client, done);
+    super.connect(wrapped as never);
+    return undefined;
+  }
+}
+
+function unavailable(err: Error): Error {
+  return (err as { code?: unknown }).code === undefined ? serviceUnavailable('database', err) : err;
 }
 
 /**

@@ -44,6 +44,10 @@ export function pageOf<R>(rows: readonly R[], first: number, hit: (row: R) => Se
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 1000;
+/** Characters of a `searchKeyword`: longer text names no user, and the index's query must stay small. */
+export const MAX_SEARCH_KEYWORD_LENGTH = 256;
+/** The furthest position an offset cursor may name: deeper pages are reached with the user cursors. */
+export const MAX_CURSOR_OFFSET = 10_000;
 
 /**
  * A cursor of this service: base64url of `user:<sortBy>:<micros or ->:<id>`, so that the next page
@@ -63,7 +67,19 @@ export const offsetCursor = (offset: number) => Buffer.from(`offset:${offset}`).
 /** Where the page after an offset cursor starts, or undefined when `after` is not one. */
 export function afterOffset(after: string): number | undefined {
   const offset = /^offset:(\d{1,9})$/.exec(Buffer.from(after, 'base64url').toString());
-  return offset ? Number(offset[1]) + 1 : undefined;
+  if (!offset) return undefined;
+  const position = Number(offset[1]);
+  if (position > MAX_CURSOR_OFFSET) {
+    throw new ApiError(
+      'Invalid',
+      'CursorOffsetTooLarge',
+      `an offset cursor may name ${MAX_CURSOR_OFFSET} at most`,
+      {
+        causes: [{ location: '/after', kind: 'maximum', details: { maximum: MAX_CURSOR_OFFSET } }],
+      },
+    );
+  }
+  return position + 1;
 }
 
 /** A cursor that is not one of this list's: Invalid/InvalidCursor. */
@@ -103,6 +119,18 @@ export function pageSize(first: number | null | undefined): number {
  */
 export function searchKeyword(keyword: string | null | undefined): string {
   const text = (keyword ?? '').replaceAll('\u001f', '');
+  if (text.length > MAX_SEARCH_KEYWORD_LENGTH) {
+    throw new ApiError(
+      'Invalid',
+      'SearchKeywordTooLong',
+      `searchKeyword is longer than ${MAX_SEARCH_KEYWORD_LENGTH} characters`,
+      {
+        causes: [
+          { location: '/searchKeyword', kind: 'maxLength', details: { limit: MAX_SEARCH_KEYWORD_LENGTH } },
+        ],
+      },
+    );
+  }
   if (!isStorableText(text)) {
     throw new ApiError('Invalid', 'ValidationFailed', 'searchKeyword holds characters no user can hold', {
       causes: [{ location: '/searchKeyword', kind: 'storableText' }],

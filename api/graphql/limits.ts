@@ -1,0 +1,104 @@
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import {
+  type DocumentNode,
+  GraphQLError,
+  type GraphQLSchema,
+  type ValidationContext,
+  type ValidationRule,
+  validate,
+} from 'graphql';
+import { createComplexityRule } from 'graphql-query-complexity';
+import { ApiError } from '../../pipeline/errors.js';
+
+/**
+ * What one GraphQL request may ask of the facade (README, Limits). Each refusal is a 400
+ * `Invalid` in the error envelope whose reason names the limit, before anything reads the database.
+ */
+export const GRAPHQL_LIMITS = {
+  /** Bytes of the document (`query`). */
+  documentBytes: 16 * 1024,
+  /** Nested selections. */
+  depth: 10,
+  /** Aliased fields in one operation. */
+  aliases: 20,
+  /** The cost of an operation: a field costs 1 plus its selections, times its `first` when given. */
+  cost: 100_000,
+  /** Requests executed at once by one facade process; the others wait their turn. */
+  inFlight: 16,
+} as const;
+
+/** A refusal of the graph interface, as a validation rule reports it. */
+function limitError(reason: string, message: string, limit: number): GraphQLError {
+  return new GraphQLError(message, { extensions: { reason, limit } });
+}
+
+/** Refuses a document longer than `GRAPHQL_LIMITS.documentBytes`. */
+export function checkDocumentSize(text: string): void {
+  if (Buffer.byteLength(text) > GRAPHQL_LIMITS.documentBytes) {
+    const limit = GRAPHQL_LIMITS.documentBytes;
+    throw new ApiError('Invalid', 'GraphQLDocumentTooLarge', `the document is longer than ${limit} bytes`, {
+      limit,
+    });
+  }
+}
+
+/** Document limits already checked, and passed: they depend on the document alone. */
+const passed = new WeakSet<DocumentNode>();
+
+/**
+ * Checks a parsed document against every limit: depth and aliases once per document, the cost on
+ * every request (it depends on the variables). Throws the refusal of the first limit passed.
+ */
+export function checkOperationLimits(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Readonly<Record<string, unknown>> | undefined,
+): void {
+  const rules = passed.has(document) ? [] : documentLimitRules;
+  const [refusal] = validate(schema, document, [...rules, costLimitRule(variables)]);
+  if (!refusal) {
+    passed.add(document);
+    return;
+  }
+  const { reason, limit } = refusal.extensions as { reason?: unknown; limit?: unknown };
+  // An error of the spec's own rules (an unknown field, say) is left to the handler to answer.
+  if (typeof reason !== 'string') return;
+  throw new ApiError('Invalid', reason, refusal.message, { limit });
+}
+
+/** Reports graphql-armor's refusal as ours: the same message, our reason. */
+const report =
+  (reason: string, limit: number) =>
+  (context: ValidationContext | null, err: GraphQLError): void =>
+    context?.reportError(limitError(reason, err.message.replace(/^Syntax Error: /, ''), limit));
+
+/** The limits that depend on the document alone. */
+const documentLimitRules: readonly ValidationRule[] = [
+  maxDepthRule({
+    n: GRAPHQL_LIMITS.depth,
+    propagateOnRejection: false,
+    onReject: [report('GraphQLDepthLimitExceeded', GRAPHQL_LIMITS.depth)],
+  }),
+  maxAliasesRule({
+    n: GRAPHQL_LIMITS.aliases,
+    propagateOnRejection: false,
+    onReject: [report('GraphQLAliasLimitExceeded', GRAPHQL_LIMITS.aliases)],
+  }),
+];
+
+/** The cost limit, which depends on the variables too (`first: $n`). */
+function costLimitRule(variables: Readonly<Record<string, unknown>> | undefined): ValidationRule {
+  return createComplexityRule({
+    maximumComplexity: GRAPHQL_LIMITS.cost,
+    variables: { ...variables },
+    estimators: [
+      // A page's size when asked for; a connection without `first` is counted once: the user list
+      // then answers a small default page, and a user's own lists come loaded with the user.
+      ({ args, childComplexity }) =>
+        (typeof args.first === 'number' ? Math.max(args.first, 1) : 1) * (1 + childComplexity),
+    ],
+    createError: (max, actual) =>
+      limitError('GraphQLCostLimitExceeded', `the operation costs ${actual}, more than ${max}`, max),
+  });
+}
