@@ -12,12 +12,13 @@ COPY sql ./sql
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production PORT=3000 PIPELINE_HTTP_PORT=3100
+ENV NODE_ENV=production PORT=3000 API_OPERATOR_PORT=3001 PIPELINE_HTTP_PORT=3100
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 USER node
-EXPOSE 3000 3100
-HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+EXPOSE 3000 3001 3100
+# The operator paths are on their own port: the API's or the worker's, whichever this process is.
+HEALTHCHECK --interval=10s --timeout=3s CMD node -e "const alive=(p)=>fetch('http://127.0.0.1:'+p+'/healthz').then(r=>r.ok,()=>false);Promise.all([alive(process.env.API_OPERATOR_PORT),alive(process.env.PIPELINE_HTTP_PORT)]).then(a=>process.exit(a.includes(true)?0:1))"
 CMD ["node", "--enable-source-maps", "dist/api/main.js"]

@@ -1,13 +1,10 @@
 import Router from '@koa/router';
 import type { JSONWebKeySet } from 'jose';
-import Koa, { type Middleware } from 'koa';
+import Koa from 'koa';
 import type { BlobStorage } from '../pipeline/blob/blob-storage.js';
-import type { TaskBus } from '../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../pipeline/config.js';
 import type { Pool } from '../pipeline/db/pool.js';
 import type { Logger } from '../pipeline/log.js';
-import type { ServiceDependencies } from '../pipeline/operator/health.js';
-import { OPERATOR_PATHS, operatorAnswer } from '../pipeline/operator/operator-http.js';
 import { postgresUserSearch } from '../pipeline/search/postgres-user-search.js';
 import type { UserSearchIndex } from '../pipeline/search/user-search.js';
 import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
@@ -30,26 +27,12 @@ export interface AppDependencies {
   readonly taskCreated: () => void;
   readonly adminJwks: JSONWebKeySet;
   readonly log: Logger;
-  /** The task bus, for `/readyz`. */
-  readonly bus?: TaskBus | undefined;
   /** The index behind `users(searchKeyword)`: ClickHouse when configured; Postgres by default. */
   readonly search?: UserSearchIndex | undefined;
 }
 
-/** `/healthz`, `/readyz` and `/metrics`, for probes and scrapers: no Host check, no token. */
-function operatorPaths(deps: ServiceDependencies): Middleware {
-  return async (ctx, next) => {
-    if (ctx.method !== 'GET' || !OPERATOR_PATHS.has(ctx.path)) return next();
-    const answer = await operatorAnswer(ctx.path, deps);
-    if (!answer) return next();
-    ctx.status = answer.status;
-    ctx.type = answer.type;
-    ctx.body = answer.body;
-  };
-}
-
 /**
- * The facade's middleware chain: request log, the operator paths, the error envelope, then per admin route the Host
+ * The facade's middleware chain: request log, the error envelope, then per admin route the Host
  * check and the admin JWT before anything reads the body.
  */
 export function createApp({
@@ -60,7 +43,6 @@ export function createApp({
   taskCreated,
   adminJwks,
   log,
-  bus,
   search = postgresUserSearch(db),
 }: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
@@ -73,7 +55,6 @@ export function createApp({
   router.all('/_api/admin/graphql', ...admin, ...graphqlHandler(db, config.project, search, log));
 
   app.use(requestLog(log));
-  app.use(operatorPaths({ pool: db, bus, blobs }));
   app.use(errorEnvelope(log));
   const tasks = { config, pool: db, blobs, secrets, taskCreated, admin };
   for (const routes of [router, importRoutes(tasks), exportRoutes(tasks)]) {

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { createServer as createHttpsServer } from 'node:https';
 import { loadConfigOrExit, runService } from '../pipeline/lifecycle.js';
 import { createLogger } from '../pipeline/log.js';
+import { serveOperatorPaths } from '../pipeline/operator/operator-http.js';
 import { startPipelineParts } from '../pipeline/service-parts.js';
 import { recordRunningService, resolveAdminJwks } from './admin-keys.js';
 import { createApp } from './app.js';
@@ -26,7 +27,6 @@ await runService(log, async ({ started }) => {
     taskCreated: parts.upkeep.wake,
     adminJwks,
     log,
-    bus: parts.bus,
     search: parts.search,
   });
   const server = app.listen(config.port);
@@ -35,6 +35,13 @@ await runService(log, async ({ started }) => {
     server.close();
     server.closeAllConnections();
   });
+  if (config.apiOperatorPort > 0) {
+    const operator = await serveOperatorPaths(config.apiOperatorPort, parts);
+    started('health and metrics', async () => {
+      operator.close();
+      operator.closeAllConnections();
+    });
+  }
   const url = `http://localhost:${config.port}`;
   const tls = await serverTls(config);
   const httpsUrl = tls ? `https://localhost:${config.https.port}` : undefined;

@@ -57,6 +57,8 @@ export interface ServiceConfig {
   readonly https: { readonly port: number; readonly certFile?: string; readonly keyFile?: string };
   /** The worker process's health and metrics port; 0: not served. */
   readonly pipelineHttpPort: number;
+  /** The API process's health and metrics port, apart from the public one; 0: not served. */
+  readonly apiOperatorPort: number;
   readonly logLevel: string;
   readonly adminJwksFile: string | undefined;
   /** Kafka brokers; empty: the embedded task bus (a Postgres table). */
@@ -120,6 +122,7 @@ const ENV_KEYS = {
   TLS_CERT_FILE: 'tls_cert_file',
   TLS_KEY_FILE: 'tls_key_file',
   PIPELINE_HTTP_PORT: 'pipeline_http_port',
+  API_OPERATOR_PORT: 'api_operator_port',
   IMPORT_PENDING_RECORDS_LIMIT: 'import_pending_records_limit',
   LOG_LEVEL: 'log_level',
   ADMIN_JWKS_FILE: 'admin_jwks_file',
@@ -237,6 +240,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
         : {}),
     },
     pipelineHttpPort: doc.pipeline_http_port,
+    apiOperatorPort: doc.api_operator_port,
     logLevel: doc.log_level,
     adminJwksFile: doc.admin_jwks_file,
     kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],

@@ -69,6 +69,8 @@ export const configSchema = {
     import_pending_records_limit: { type: 'integer', minimum: 1, default: 500000 },
     // The worker process's /healthz, /readyz and /metrics (`make pipeline`); 0: not served.
     pipeline_http_port: { type: 'integer', minimum: 0, maximum: 65535, default: 3100 },
+    // The API process's /healthz, /readyz and /metrics, apart from the public port; 0: not served.
+    api_operator_port: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
     // users(searchKeyword) on ClickHouse (HTTP interface) in this database; unset: on Postgres.
     clickhouse_url: { type: 'string', pattern: '^https?://[^\\s]+$' },
     clickhouse_database: {

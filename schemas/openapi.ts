@@ -252,25 +252,5 @@ export const openApiDocument = {
         responses: { '200': { description: 'The OpenAPI document', content: json({ type: 'object' }) } },
       },
     },
-    '/healthz': {
-      get: { summary: 'The process is alive', security: [], responses: { '200': { description: 'Alive' } } },
-    },
-    '/readyz': {
-      get: {
-        summary: 'Postgres, the bus and the blob store answer',
-        security: [],
-        responses: {
-          '200': { description: 'Ready' },
-          '503': { description: 'Naming the parts that do not answer' },
-        },
-      },
-    },
-    '/metrics': {
-      get: {
-        summary: 'Prometheus metrics',
-        security: [],
-        responses: { '200': { description: 'Text format' } },
-      },
-    },
   },
 } as const;

@@ -2,15 +2,39 @@ import type { BlobStorage } from '../blob/blob-storage.js';
 import type { TaskBus } from '../bus/bus.js';
 import type { Queryable } from '../db/pool.js';
 
-/** One dependency's answer to a readiness check. */
+/**
+ * One dependency's answer to a readiness check: its name and whether it answered. What went wrong
+ * is not said: the answer is for probes, and internal error text is for the log.
+ */
 export interface PartHealth {
   readonly part: 'postgres' | 'bus' | 'blob_storage';
   readonly ok: boolean;
-  readonly error?: string;
 }
 
 /** A dependency must answer within this long to count as reachable. */
 const CHECK_TIMEOUT_MS = 2_000;
+/** How long one round of checks answers every readiness probe: probes never open a check each. */
+const READINESS_CACHE_MS = 2_000;
+
+/**
+ * A readiness probe that asks the dependencies at most once per `READINESS_CACHE_MS`: every call
+ * in that window, and every call while a round is under way, gets the answer of the same round.
+ */
+export function readinessProbe(deps: ServiceDependencies): () => Promise<PartHealth[]> {
+  let round: { answer: Promise<PartHealth[]>; at: number } | undefined;
+  return () => {
+    const now = Date.now();
+    if (!round || now - round.at >= READINESS_CACHE_MS) {
+      const answer = checkReadiness(deps);
+      round = { answer, at: now };
+      // The window starts when the answer is in, so a slow round is not asked again at once.
+      void answer.then(() => {
+        if (round?.answer === answer) round.at = Date.now();
+      });
+    }
+    return round.answer;
+  };
+}
 
 /** What a process depends on: Postgres, the task bus, and the blob store when export is on. */
 export interface ServiceDependencies {
@@ -20,8 +44,8 @@ export interface ServiceDependencies {
   readonly blobs: BlobStorage | undefined;
 }
 
-/** Asks every dependency at once whether it answers (`/readyz`). */
-export async function checkReadiness(deps: ServiceDependencies): Promise<PartHealth[]> {
+/** Asks every dependency at once whether it answers. */
+async function checkReadiness(deps: ServiceDependencies): Promise<PartHealth[]> {
   const checks: [PartHealth['part'], () => Promise<unknown>][] = [
     ['postgres', () => deps.pool.query('SELECT 1')],
   ];
@@ -33,9 +57,8 @@ export async function checkReadiness(deps: ServiceDependencies): Promise<PartHea
       try {
         await withTimeout(check(), CHECK_TIMEOUT_MS);
         return { part, ok: true };
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        return { part, ok: false, error: code ?? (err as Error).message ?? 'unreachable' };
+      } catch {
+        return { part, ok: false };
       }
     }),
   );

@@ -1,10 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { checkReadiness, type ServiceDependencies } from './health.js';
+import { type PartHealth, readinessProbe, type ServiceDependencies } from './health.js';
 import { registry } from './metrics.js';
-
-/** The paths an operator's probes and scraper call, on the API and on the workers. */
-export const OPERATOR_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** What an operator path answers: status, content type and body. */
 export interface OperatorAnswer {
@@ -17,13 +14,13 @@ export interface OperatorAnswer {
  * `/healthz`: the process is alive (200). `/readyz`: Postgres, the bus and the blob store answer
  * (200), else 503 naming the parts that do not. `/metrics`: the Prometheus text format.
  */
-export async function operatorAnswer(
+async function operatorAnswer(
   path: string,
-  deps: ServiceDependencies,
+  readiness: () => Promise<PartHealth[]>,
 ): Promise<OperatorAnswer | undefined> {
   if (path === '/healthz') return { status: 200, type: 'application/json', body: '{"status":"ok"}' };
   if (path === '/readyz') {
-    const parts = await checkReadiness(deps);
+    const parts = await readiness();
     const down = parts.filter((p) => !p.ok);
     return {
       status: down.length === 0 ? 200 : 503,
@@ -39,11 +36,16 @@ export async function operatorAnswer(
   return undefined;
 }
 
-/** Serves the operator paths on a port of their own (the worker process's PIPELINE_HTTP_PORT). */
+/**
+ * Serves the operator paths on a port of their own, never the public one: they take no token
+ * (PIPELINE_HTTP_PORT for a worker process, API_OPERATOR_PORT for an API process).
+ */
 export async function serveOperatorPaths(port: number, deps: ServiceDependencies): Promise<Server> {
+  const readiness = readinessProbe(deps);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    operatorAnswer(path, deps).then(
+    const answer = req.method === 'GET' ? operatorAnswer(path, readiness) : Promise.resolve(undefined);
+    answer.then(
       (answer) => {
         const { status, type, body } = answer ?? { status: 404, type: 'text/plain', body: 'not found' };
         res.writeHead(status, { 'content-type': type }).end(body);

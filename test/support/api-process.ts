@@ -10,6 +10,8 @@ import { testDatabaseUrl } from './database.js';
 export interface ApiProcess {
   readonly url: string;
   readonly httpsUrl: string;
+  /** Its operator port: /healthz, /readyz and /metrics. */
+  readonly operatorUrl: string;
   /** Its data folder: the development key and the running-service record `userctl` reads. */
   readonly dataDir: string;
   /** Every log line it wrote so far (JSON lines). */
@@ -41,6 +43,7 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
         DATA_DIR: dataDir,
         PORT: String(port),
         HTTPS_PORT: String(port + 5_000),
+        API_OPERATOR_PORT: String(port + 10_000),
         TLS_CERT_FILE: path.join(dataDir, 'test.crt'),
         TLS_KEY_FILE: path.join(dataDir, 'test.key'),
         TASK_SECRETS_KEY: TEST_SECRETS_KEY,
@@ -62,6 +65,7 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
     api = {
       url: `http://localhost:${port}`,
       httpsUrl: `https://localhost:${port + 5_000}`,
+      operatorUrl: `http://localhost:${port + 10_000}`,
       dataDir,
       logLines: () =>
         output

@@ -33,7 +33,10 @@ describe('health, readiness, metrics and request ids', function () {
       (r) => r.status === 200,
       60,
     );
-    for (const base of [api().url, worker]) {
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      expect((await get(`${api().url}${path}`)).status, `${path} on the public port`).to.equal(404);
+    }
+    for (const base of [api().operatorUrl, worker]) {
       expect(await get(`${base}/healthz`)).to.deep.equal({ status: 200, text: '{"status":"ok"}' });
       const ready = await get(`${base}/readyz`);
       expect(ready.status, ready.text).to.equal(200);
@@ -44,17 +47,23 @@ describe('health, readiness, metrics and request ids', function () {
     }
 
     await stopService('postgres');
-    for (const base of [api().url, worker]) {
-      const down = await get(`${base}/readyz`);
+    for (const base of [api().operatorUrl, worker]) {
+      // A probe may be answered from the round of checks made just before Postgres stopped.
+      const down = await eventually(
+        () => get(`${base}/readyz`),
+        (r) => r.status === 503,
+      );
       expect(down.status).to.equal(503);
       expect(JSON.parse(down.text)).to.deep.include({
         status: 'unavailable',
         unavailable: ['postgres', 'bus'],
       });
+      // Part names only: no internal error text.
+      for (const part of JSON.parse(down.text).parts) expect(Object.keys(part)).to.deep.equal(['part', 'ok']);
       expect((await get(`${base}/healthz`)).status).to.equal(200); // alive all the same
     }
     await startService('postgres');
-    for (const base of [api().url, worker]) {
+    for (const base of [api().operatorUrl, worker]) {
       const back = await eventually(
         () => get(`${base}/readyz`),
         (r) => r.status === 200,
@@ -68,7 +77,7 @@ describe('health, readiness, metrics and request ids', function () {
   });
 
   it('moves the records and tasks metrics after an import, whose log lines name the request and the admin', async () => {
-    const before = await get(`${api().url}/metrics`);
+    const before = await get(`${api().operatorUrl}/metrics`);
     expect(before.status).to.equal(200);
     const inserted = 'users_import_records_total{outcome="inserted"}';
     const token = await devAdminToken(api().dataDir, 'unused');
@@ -92,7 +101,7 @@ describe('health, readiness, metrics and request ids', function () {
     await tls.close();
 
     const after = await eventually(
-      () => get(`${api().url}/metrics`),
+      () => get(`${api().operatorUrl}/metrics`),
       (m) => metric(m.text, inserted) >= metric(before.text, inserted) + 2,
       30,
     );
