@@ -29,7 +29,12 @@ export function startProcess(
   ];
   const heap = cap ? [`--max-old-space-size=${cap}`] : [];
   // Several bench workers may run at once: none serves the operator port.
-  return spawnUntilReady(entry, [...heap, compiled, ...args], { PIPELINE_HTTP_PORT: '0', ...env }, ready);
+  return spawnUntilReady(
+    entry,
+    [...heap, compiled, ...args],
+    { PIPELINE_HTTP_PORT: '0', API_OPERATOR_PORT: '0', ...env },
+    ready,
+  );
 }
 
 /** Starts a bench script of its own (run through tsx, as the bench is) once it prints `ready`. */

@@ -43,7 +43,7 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
         DATA_DIR: dataDir,
         PORT: String(port),
         HTTPS_PORT: String(port + 5_000),
-        API_OPERATOR_PORT: String(port + 10_000),
+        API_OPERATOR_PORT: String(port - 5_000),
         TLS_CERT_FILE: path.join(dataDir, 'test.crt'),
         TLS_KEY_FILE: path.join(dataDir, 'test.key'),
         TASK_SECRETS_KEY: TEST_SECRETS_KEY,
@@ -65,7 +65,7 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
     api = {
       url: `http://localhost:${port}`,
       httpsUrl: `https://localhost:${port + 5_000}`,
-      operatorUrl: `http://localhost:${port + 10_000}`,
+      operatorUrl: `http://localhost:${port - 5_000}`,
       dataDir,
       logLines: () =>
         output

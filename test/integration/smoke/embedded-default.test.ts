@@ -31,6 +31,7 @@ describe('embedded default (smoke)', function () {
     EMBEDDED_POSTGRES_PORT: String(postgresPort),
     EMBEDDED_AZURITE_PORT: String(azuritePort),
     HTTPS_PORT: String(httpsPort),
+    API_OPERATOR_PORT: String(port - 3_000),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   };
