@@ -11,7 +11,7 @@ import { recordRunningService, resolveAdminJwks } from './admin-keys.js';
 import { createApp } from './app.js';
 import { serverTls } from './tls.js';
 
-const config = loadConfigOrExit();
+const config = loadConfigOrExit('api');
 const log = createLogger(config.logLevel);
 
 await runService(log, async ({ started }) => {

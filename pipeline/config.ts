@@ -61,6 +61,8 @@ export interface ServiceConfig {
   readonly apiOperatorPort: number;
   readonly logLevel: string;
   readonly adminJwksFile: string | undefined;
+  /** Keys made in the data folder are allowed outside the embedded default (DEVELOPMENT_KEYS). */
+  readonly developmentKeys: boolean;
   /** Kafka brokers; empty: the embedded task bus (a Postgres table). */
   readonly kafkaBrokers: readonly string[];
   /** Prefix of the task topics and consumer groups, to share a cluster between deployments. */
@@ -126,6 +128,7 @@ const ENV_KEYS = {
   IMPORT_PENDING_RECORDS_LIMIT: 'import_pending_records_limit',
   LOG_LEVEL: 'log_level',
   ADMIN_JWKS_FILE: 'admin_jwks_file',
+  DEVELOPMENT_KEYS: 'development_keys',
   KAFKA_BROKERS: 'kafka_brokers',
   KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
   KAFKA_SESSION_TIMEOUT_MS: 'kafka_session_timeout_ms',
@@ -168,6 +171,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
   }
   raw.project = env.PROJECT_CONFIG ? readProjectFile(env.PROJECT_CONFIG) : {};
   return configFromDocument(raw);
+}
+
+/**
+ * Whether the process runs on the embedded default: no Postgres, Kafka or blob storage of a
+ * deployment is configured.
+ */
+export function isEmbeddedDefault(config: ServiceConfig): boolean {
+  return config.databaseUrl === undefined && config.kafkaBrokers.length === 0 && !config.export.blobStorage;
+}
+
+/**
+ * Fails closed outside the embedded default: keys made per host would differ between the hosts of
+ * one deployment (a worker could not open what another host's API sealed) and would let anyone
+ * holding one host's data folder sign admin tokens. Every process needs TASK_SECRETS_KEY; the API
+ * also needs the admin public keys. DEVELOPMENT_KEYS=true allows the keys of the data folder.
+ */
+export function requireDeploymentKeys(config: ServiceConfig, role: 'api' | 'worker'): void {
+  if (isEmbeddedDefault(config) || config.developmentKeys) return;
+  const missing: string[] = [];
+  if (!config.taskSecrets.key) missing.push('TASK_SECRETS_KEY');
+  if (role === 'api' && !config.project.adminApi.jwks && !config.adminJwksFile)
+    missing.push('ADMIN_JWKS_FILE (or the project file admin_api.jwks)');
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `missing outside the embedded default (DATABASE_URL, KAFKA_BROKERS or blob storage set): ${missing.join(', ')}`,
+    );
+  }
 }
 
 /** Validates a configuration document (the schema's shape) and freezes it. */
@@ -243,6 +273,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     apiOperatorPort: doc.api_operator_port,
     logLevel: doc.log_level,
     adminJwksFile: doc.admin_jwks_file,
+    developmentKeys: doc.development_keys,
     kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],
     kafkaTopicPrefix: doc.kafka_topic_prefix,
     kafkaSessionTimeoutMs: doc.kafka_session_timeout_ms,

@@ -1,4 +1,4 @@
-import { loadConfig, type ServiceConfig } from './config.js';
+import { loadConfig, requireDeploymentKeys, type ServiceConfig } from './config.js';
 import { ConfigError } from './errors.js';
 import type { Logger } from './log.js';
 
@@ -59,12 +59,18 @@ export async function runService(
 }
 
 /**
- * The configuration of a service process; an invalid one ends the process with exit code 2 and
- * one line naming each variable and its rule, never a stack trace.
+ * The configuration of a service process of `role` (a tool that serves nothing: none); an invalid
+ * one, or one without the keys the role needs outside the embedded default, ends the process with
+ * exit code 2 and one line naming each variable and its rule, never a stack trace.
  */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+export function loadConfigOrExit(
+  role?: 'api' | 'worker',
+  env: NodeJS.ProcessEnv = process.env,
+): ServiceConfig {
   try {
-    return loadConfig(env);
+    const config = loadConfig(env);
+    if (role) requireDeploymentKeys(config, role);
+    return config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);

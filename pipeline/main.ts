@@ -5,7 +5,7 @@ import { createLogger } from './log.js';
 import { serveOperatorPaths } from './operator/operator-http.js';
 import { startPipelineParts } from './service-parts.js';
 
-const config = loadConfigOrExit();
+const config = loadConfigOrExit('worker');
 const log = createLogger(config.logLevel);
 
 await runService(log, async ({ started }) => {

@@ -46,6 +46,9 @@ export const configSchema = {
     tls_key_file: { type: 'string', minLength: 1 },
     log_level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     admin_jwks_file: { type: 'string', minLength: 1 },
+    // Outside the embedded default, a process refuses to start without configured keys, unless
+    // this says that keys made in the data folder are wanted (a developer's machine, the tests).
+    development_keys: { type: 'boolean', default: false },
     // Comma-separated host:port list; when set, task messages go through Kafka.
     kafka_brokers: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
     kafka_topic_prefix: { type: 'string', pattern: '^[a-zA-Z0-9._-]*$', default: '' },

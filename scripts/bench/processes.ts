@@ -1,8 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { Pool as HttpPool } from 'undici';
+
+/**
+ * The key every bench process seals and opens task secrets with: outside the embedded default a
+ * process refuses to start without one, and the API, the workers and a replay must share it.
+ */
+const BENCH_SECRETS_KEY = randomBytes(32).toString('base64');
 
 /** A service process started for a benchmark, stopped with SIGTERM. */
 export interface BenchProcess {
@@ -32,7 +39,7 @@ export function startProcess(
   return spawnUntilReady(
     entry,
     [...heap, compiled, ...args],
-    { PIPELINE_HTTP_PORT: '0', API_OPERATOR_PORT: '0', ...env },
+    { PIPELINE_HTTP_PORT: '0', API_OPERATOR_PORT: '0', TASK_SECRETS_KEY: BENCH_SECRETS_KEY, ...env },
     ready,
   );
 }
@@ -153,6 +160,7 @@ export async function startBenchService(
     KAFKA_BROKERS: brokers,
     KAFKA_TOPIC_PREFIX: `bench${name}${Date.now()}.`,
     ADMIN_JWKS_FILE: jwksFile,
+    TASK_SECRETS_KEY: BENCH_SECRETS_KEY,
     TRUST_PROXY: 'true',
     PORT: String(port),
     ...env(port),

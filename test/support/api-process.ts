@@ -47,6 +47,8 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
         TLS_CERT_FILE: path.join(dataDir, 'test.crt'),
         TLS_KEY_FILE: path.join(dataDir, 'test.key'),
         TASK_SECRETS_KEY: TEST_SECRETS_KEY,
+        // The tests sign with the development key of the data folder, as userctl finds it.
+        DEVELOPMENT_KEYS: 'true',
         LOG_LEVEL: 'info',
         ...env,
       },

@@ -189,6 +189,29 @@ describe('embedded default (smoke)', function () {
     );
   });
 
+  it('refuses to start outside the embedded default without configured keys, naming them', async () => {
+    const exitOf = async (entry: string, extra: NodeJS.ProcessEnv) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+        env: { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', ...extra },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      return { code, output: output.trim() };
+    };
+    const prefix = 'missing outside the embedded default (DATABASE_URL, KAFKA_BROKERS or blob storage set): ';
+    expect(await exitOf('api/main.ts', {})).to.deep.equal({
+      code: 2,
+      output: `${prefix}TASK_SECRETS_KEY, ADMIN_JWKS_FILE (or the project file admin_api.jwks)`,
+    });
+    expect(await exitOf('pipeline/main.ts', {})).to.deep.equal({
+      code: 2,
+      output: `${prefix}TASK_SECRETS_KEY`,
+    });
+  });
+
   it('started as root in a private folder (mode 0700), stops saying what to do', async function () {
     // The embedded Postgres changes user only when started as root; as anyone else the folder is its own.
     if (process.getuid?.() !== 0) this.skip();
