@@ -88,12 +88,22 @@ export async function findIdempotentTask(
   idempotency: IdempotencyKey | undefined,
 ): Promise<TaskRow | undefined> {
   if (!idempotency) return undefined;
+  const row = await findKeyedTask(db, project, kind, idempotency.key);
+  return row && sameRequest(row, idempotency.digest);
+}
+
+async function findKeyedTask(
+  db: Queryable,
+  project: string,
+  kind: TaskKind,
+  key: string,
+): Promise<KeyedTaskRow | undefined> {
   const { rows } = await db.query<KeyedTaskRow>(
     `SELECT ${TASK_COLUMNS}, request_digest FROM tasks
       WHERE project_id = $1 AND kind = $2 AND idempotency_key = $3`,
-    [project, kind, idempotency.key],
+    [project, kind, key],
   );
-  return rows[0] && sameRequest(rows[0], idempotency.digest);
+  return rows[0];
 }
 
 /**
@@ -129,7 +139,13 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow>
       task.idempotency?.digest ?? null,
     ],
   );
-  return sameRequest(rows[0] as KeyedTaskRow, task.idempotency?.digest);
+  // Two requests with one key at once: the second's insert waited for the first's and did nothing,
+  // and its statement's snapshot, taken before the first committed, cannot see the first's row.
+  // A statement of its own can.
+  const row =
+    rows[0] ?? (task.idempotency && (await findKeyedTask(db, task.project, task.kind, task.idempotency.key)));
+  if (!row) throw new ApiError('InternalError', 'TaskNotRecorded', 'the task was neither recorded nor found');
+  return sameRequest(row, task.idempotency?.digest);
 }
 
 /**

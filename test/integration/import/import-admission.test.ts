@@ -73,4 +73,26 @@ describe('import admission: back-pressure and idempotency keys', () => {
       error: 'Idempotency-Key must be 1 to 200 visible ASCII characters',
     });
   });
+
+  it('answers two requests sent at once with the same Idempotency-Key with one task, never a 500', async () => {
+    await service.db().query(`UPDATE tasks SET progress_processed = progress_total WHERE kind = 'import'`);
+    const body = { identifier: 'email', records: records(1, 'race') };
+    for (let pair = 0; pair < 20; pair++) {
+      await service.db().query(`UPDATE tasks SET progress_processed = progress_total WHERE kind = 'import'`);
+      const key = `race-${pair}`;
+      const answers = await Promise.all([
+        post(body, { 'idempotency-key': key }),
+        post(body, { 'idempotency-key': key }),
+      ]);
+      expect(
+        answers.map((a) => a.statusCode),
+        answers.map((a) => a.body).join(),
+      ).to.deep.equal([200, 200]);
+      expect(JSON.parse(answers[1]?.body ?? '').id).to.equal(JSON.parse(answers[0]?.body ?? '').id);
+    }
+    const { rows } = await service
+      .db()
+      .query(`SELECT count(*)::int AS n FROM tasks WHERE idempotency_key LIKE 'race-%'`);
+    expect(rows).to.deep.equal([{ n: 20 }]);
+  });
 });
