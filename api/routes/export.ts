@@ -117,7 +117,8 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
     const files = storage();
     const task = await taskOf(ctx.params.id ?? '');
     // Only a pending task can end Cancelled; one that completed meanwhile is left as it is.
-    if (!(await failAndRefund(pool, config.export, task.id, TASK_ENDINGS.cancelled()))) {
+    const cancelled = { cancelled: true };
+    if (!(await failAndRefund(pool, config.export, task.id, TASK_ENDINGS.cancelled(), cancelled))) {
       throw new ApiError('Invalid', 'TaskAlreadyCompleted', 'the export has already completed');
     }
     ctx.body = exportStatus(await taskOf(task.id), files, config.export.downloadUrlSeconds);

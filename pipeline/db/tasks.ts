@@ -315,6 +315,8 @@ export interface FailedTask {
   readonly id: string;
   readonly kind: TaskKind;
   readonly project_id: string;
+  /** Whether a worker had taken it: its work had begun. */
+  readonly started: boolean;
 }
 
 /**
@@ -327,7 +329,7 @@ export async function failTask(db: Queryable, id: string, error: ApiError): Prom
     `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
             error = $2
       WHERE id = $1 AND status = 'pending'
-      RETURNING id, kind, project_id`,
+      RETURNING id, kind, project_id, started_at IS NOT NULL AS started`,
     [id, envelopeError(error)],
   );
   return rows[0];
@@ -349,7 +351,7 @@ export async function failAbandonedTasks(
       WHERE status = 'pending'
         AND (coalesce(heartbeat_at, created_at) <= clock_timestamp() - make_interval(secs => $1)
              OR (kind = 'export' AND started_at <= clock_timestamp() - make_interval(secs => $2)))
-      RETURNING id, kind, project_id`,
+      RETURNING id, kind, project_id, started_at IS NOT NULL AS started`,
     [
       limits.staleSeconds,
       limits.exportLimitSeconds,

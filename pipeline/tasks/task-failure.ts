@@ -22,14 +22,20 @@ export async function refundFailedTasks(
   for (const task of failed) if (task.kind === 'export') await refundExport(db, limits, task.project_id);
 }
 
-/** Ends a pending task failed with `error` and refunds it; false when it had already ended. */
+/**
+ * Ends a pending task failed with `error` and refunds it; false when it had already ended. A task
+ * the service could not finish is refunded; one the admin cancels only when no worker had taken it
+ * yet: a cancel does not give back the scan it cut short, or create-then-cancel would be a way
+ * around the rate limit.
+ */
 export async function failAndRefund(
   db: Queryable,
   limits: ExportConfig,
   id: string,
   error: ApiError,
+  { cancelled = false } = {},
 ): Promise<boolean> {
   const failed = await failTask(db, id, error);
-  if (failed) await refundFailedTasks(db, limits, [failed]);
+  if (failed && !(cancelled && failed.started)) await refundFailedTasks(db, limits, [failed]);
   return failed !== undefined;
 }

@@ -130,6 +130,23 @@ describe('export cancel', () => {
     expect(again.statusCode).to.equal(400);
     expect((body(again).error as { reason: string }).reason).to.equal('TaskAlreadyCompleted');
   });
+
+  it('keeps the token of an export a worker had taken: create-then-cancel is no way around the limit', async () => {
+    const { rows } = await service
+      .db()
+      .query<{ id: string }>(`SELECT id FROM tasks WHERE kind = 'export' AND status = 'pending'`);
+    expect(rows, 'the export the test above let in').to.have.length(1);
+    const id = rows[0]?.id;
+    await service.db().query('UPDATE tasks SET started_at = clock_timestamp() WHERE id = $1', [id]);
+    const token = await adminToken(service.keys());
+    const res = await service
+      .client()
+      .request({ method: 'DELETE', url: `/_api/admin/users/export/${id}`, token });
+    expect(res.statusCode, res.body).to.equal(200);
+    const next = await service.post({ format: 'csv' });
+    expect(next.statusCode, next.body).to.equal(429);
+    expect((body(next).error as { reason: string }).reason).to.equal('RateLimited');
+  });
 });
 
 describe('export cancel while running', function () {
