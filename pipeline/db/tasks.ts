@@ -260,6 +260,21 @@ export async function lockImportProgress(client: PoolClient, id: string): Promis
   return rows[0]?.progress_processed ?? Number.POSITIVE_INFINITY;
 }
 
+/**
+ * Holds the right to run a dry run of the task for the caller's transaction, and returns how many
+ * of its records are already applied (a task that is gone or completed: Infinity). The right is
+ * an advisory lock named by the task, not a lock of its row: a dry run holds it for its whole
+ * request, and the row must stay free for the task's heartbeats and for the upkeep meanwhile.
+ */
+export async function holdDryRun(client: PoolClient, id: string): Promise<number> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [id]);
+  const { rows } = await client.query<{ progress_processed: number }>(
+    `SELECT progress_processed FROM tasks WHERE id = $1 AND status = 'pending'`,
+    [id],
+  );
+  return rows[0]?.progress_processed ?? Number.POSITIVE_INFINITY;
+}
+
 /** Moves the import's resume point, in the transaction that applied the records before it. */
 export async function saveImportProgress(client: PoolClient, id: string, processed: number): Promise<void> {
   await client.query(

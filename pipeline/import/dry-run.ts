@@ -1,5 +1,5 @@
 import type { Pool } from '../db/pool.js';
-import { lockImportProgress } from '../db/tasks.js';
+import { holdDryRun } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
 import { type ApplyTarget, saveDetails } from './apply-batch.js';
 import type { ImportDetail } from './plan-batch.js';
@@ -17,7 +17,8 @@ const WOULD: Partial<Record<ImportDetail['outcome'], ImportDetail['outcome']>> =
  * one did and a record the database refuses fails alone; then every write is rolled back and only
  * the details are stored, with the outcomes `would_insert`, `would_update`, `would_skip` and
  * `failed`. Nothing is kept of a dry run a worker dies in: the task runs again from the start.
- * The task row stays locked meanwhile, so a second delivery of the task waits, then does nothing.
+ * A second delivery of the task waits for the first (holdDryRun), then does nothing. The users a
+ * dry run reads are not locked: it only reads them; what it writes stays locked until it ends.
  */
 export async function dryRun(
   pool: Pool,
@@ -30,7 +31,7 @@ export async function dryRun(
     let savepoints = 0;
     // An attempt that stored the details already (and died before completing the task), or one
     // running at the same time (the bus delivers at least once): the first one's details stand.
-    if ((await lockImportProgress(client, taskId)) > 0) return;
+    if ((await holdDryRun(client, taskId)) > 0) return;
     await client.query('SAVEPOINT dry_run');
     await run({
       async atomic(work) {

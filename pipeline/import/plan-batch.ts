@@ -60,6 +60,8 @@ export interface ImportOptions {
   readonly validate: RecordValidator;
   /** Append the changed users to the `user_changes` outbox (a search index is fed from it). */
   readonly recordChanges: boolean;
+  /** Lock the users a batch updates before reading them (a real run); a dry run only reads them. */
+  readonly lockUsers: boolean;
 }
 
 export function ownerKey(key: LoginIdKey, value: string): string {

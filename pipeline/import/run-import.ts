@@ -40,6 +40,7 @@ export async function runImport(
     project: config.project,
     validate: recordValidator(stored.identifier, config.project),
     recordChanges: config.search.clickhouse !== undefined,
+    lockUsers: !stored.dry_run,
   };
   const apply = (target: ApplyTarget) =>
     pipeline(

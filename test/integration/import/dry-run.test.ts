@@ -157,4 +157,20 @@ describe('import: a dry run delivered twice', () => {
       .query('SELECT index, outcome FROM import_details WHERE task_id = $1', [id]);
     expect(rows).to.deep.equal([{ index: 0, outcome: 'would_insert' }]);
   });
+
+  it('leaves the task row free while it runs: the heartbeat and the upkeep never wait on it', async () => {
+    const res = await service.post({
+      identifier: 'email',
+      dry_run: true,
+      records: [{ email: 'free@dry.test' }],
+    });
+    const { id } = JSON.parse(res.body) as { id: string };
+    let rowWasFree = false;
+    await dryRun(service.db(), id, async () => {
+      // Another connection, as the task's heartbeat or the upkeep's expiry would take it.
+      const { rows } = await service.db().query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE NOWAIT', [id]);
+      rowWasFree = rows.length === 1;
+    });
+    expect(rowWasFree).to.equal(true);
+  });
 });

@@ -18,6 +18,7 @@ const options = (upsert: boolean): ImportOptions => ({
   identifier: 'email',
   upsert,
   recordChanges: false,
+  lockUsers: true,
   project,
   validate: recordValidator('email', project),
 });
