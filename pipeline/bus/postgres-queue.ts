@@ -22,7 +22,8 @@ const LOG_PAGE = 8;
 const PARTITION = '0';
 
 /**
- * The embedded task bus: a `task_queue` row per message. A worker holds the row's lock
+ * The embedded task bus: a `task_queue` row per message (a task's, or a part of a split export's,
+ * named by its key). A worker holds the row's lock
  * (`FOR UPDATE SKIP LOCKED`) in an open transaction while it handles the task and marks the row
  * processed when done; if the worker dies (or the database restarts), the lock goes with its
  * connection and the message is taken again. Processed import messages stay as the import log.
@@ -36,7 +37,7 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
       const queued = await takeQueuedMessage(client, kind);
       if (!queued) return false;
       await handler({ task_id: queued.task_id, kind, body: queued.message });
-      await markProcessed(client, queued.task_id);
+      await markProcessed(client, queued.message_key);
       return true;
     });
   }
@@ -85,7 +86,7 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
 
   return {
     async publish(message) {
-      await enqueueMessage(pool, message.task_id, message.kind, message.body);
+      await enqueueMessage(pool, message.task_id, message.kind, message.body, message.key);
     },
     async subscribe(kind, handler, concurrency = 1) {
       for (let n = 0; n < concurrency; n++) loops.push(loop(kind, handler));

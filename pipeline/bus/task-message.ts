@@ -19,7 +19,7 @@ export function exportPartMessage(taskId: string, blob: string, part: number): B
   return {
     task_id: taskId,
     kind: 'export',
-    key: `${taskId}/${part}`,
+    key: `${taskId}/${blob}/${part}`,
     body: JSON.stringify({ task_id: taskId, kind: 'export', part, blob }),
   };
 }

@@ -10,16 +10,18 @@ export async function enqueueMessage(
   taskId: string,
   kind: TaskKind,
   body: string,
+  key: string = taskId,
 ): Promise<void> {
   await db.query(
-    'INSERT INTO task_queue (task_id, kind, message) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-    [taskId, kind, body],
+    'INSERT INTO task_queue (task_id, kind, message, message_key) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+    [taskId, kind, body, key],
   );
 }
 
 /** A queued message as a worker takes it. */
 export interface QueuedMessage {
   readonly task_id: string;
+  readonly message_key: string;
   readonly message: string;
 }
 
@@ -29,7 +31,7 @@ export async function takeQueuedMessage(
   kind: TaskKind,
 ): Promise<QueuedMessage | undefined> {
   const { rows } = await client.query<QueuedMessage>(
-    `SELECT task_id, message FROM task_queue WHERE kind = $1 AND processed_at IS NULL
+    `SELECT task_id, message_key, message FROM task_queue WHERE kind = $1 AND processed_at IS NULL
       ORDER BY position LIMIT 1 FOR UPDATE SKIP LOCKED`,
     [kind],
   );
@@ -37,8 +39,10 @@ export async function takeQueuedMessage(
 }
 
 /** Marks a handled message processed: it is no longer delivered, and stays in the log. */
-export async function markProcessed(client: PoolClient, taskId: string): Promise<void> {
-  await client.query('UPDATE task_queue SET processed_at = clock_timestamp() WHERE task_id = $1', [taskId]);
+export async function markProcessed(client: PoolClient, messageKey: string): Promise<void> {
+  await client.query('UPDATE task_queue SET processed_at = clock_timestamp() WHERE message_key = $1', [
+    messageKey,
+  ]);
 }
 
 /** The position of the first logged message of the kind at or after `time` (or the end). */

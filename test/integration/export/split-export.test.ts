@@ -269,5 +269,13 @@ describe('split export written by one in-process worker (postgres queue)', funct
       const { committedBlocks = [] } = await blob.getBlockList('committed');
       const parts = committedBlocks.map((b) => Buffer.from(b.name, 'base64').toString().slice(0, 6));
       expect(parts).to.deep.equal(['000000', '000001', '000002']);
+      // Each part was offered to every worker on the queue, as a message of its own.
+      const offered = await service
+        .db()
+        .query<{ processed: boolean }>(
+          'SELECT processed_at IS NOT NULL AS processed FROM task_queue WHERE task_id = $1 AND message_key <> task_id',
+          [id],
+        );
+      expect(offered.rows.map((r) => r.processed)).to.deep.equal([true, true, true]);
     });
 });
