@@ -1,5 +1,7 @@
 /** Members whose CSV cells are lists, separated by `;`. */
 const LIST_MEMBERS = new Set(['roles', 'groups']);
+/** Names that would reach an object's prototype, not a member of it: never a record's member. */
+const PROTOTYPE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 /** Members whose CSV cells are booleans (`true`/`false`, also `1`/`0`). */
 const BOOLEAN_MEMBERS = new Set(['email_verified', 'phone_number_verified', 'disabled']);
 
@@ -18,6 +20,8 @@ export function csvRecord(
     if (cell === '') continue;
     const pathParts = column.split('.');
     const member = pathParts.join('.');
+    if (pathParts.some((part) => PROTOTYPE_NAMES.has(part)))
+      return { problem: `${member}: a column may not name ${[...PROTOTYPE_NAMES].join(', ')}` };
     let value: unknown = cell;
     if (LIST_MEMBERS.has(member)) {
       value = cell

@@ -79,4 +79,17 @@ describe('cli/records/csv-record', () => {
       problem: 'disabled: "perhaps" is not true or false',
     });
   });
+
+  it('refuses a column that names a prototype, leaving Object.prototype untouched', () => {
+    for (const column of [
+      '__proto__.polluted',
+      'constructor.prototype.polluted',
+      'custom_attributes.__proto__',
+    ]) {
+      expect(csvRecord({ email: 'a@x.test', [column]: 'yes' })).to.deep.equal({
+        problem: `${column}: a column may not name __proto__, constructor, prototype`,
+      });
+    }
+    expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+  });
 });
