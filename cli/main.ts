@@ -17,7 +17,7 @@ const USAGE = `usage: userctl <command> [options]
               [--format ndjson|json|csv] [--concurrency N] [--results FILE] [--state FILE]
               [--from auth0|firebase|cognito]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
-  export --format csv|ndjson [--field POINTER[:NAME]]... [--include-password-hashes] -o FILE
+  export --format csv|ndjson [--field POINTER[:NAME]]... [--escape-formulas] [--include-password-hashes] -o FILE
   status ID
   replay --from TIME|OFFSET [--to TIME|OFFSET] [--upsert] [--dry-run]
 
@@ -49,6 +49,7 @@ const COMMAND_OPTIONS = {
   to: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
   'include-password-hashes': { type: 'boolean', default: false },
+  'escape-formulas': { type: 'boolean', default: false },
   // import --from firebase: the project's hash parameters, as `firebase auth:import` takes them.
   'hash-key': { type: 'string' },
   'salt-separator': { type: 'string' },
@@ -123,6 +124,7 @@ async function main(argv: string[]): Promise<number> {
           fields: values.field ?? [],
           output,
           includePasswordHashes: values['include-password-hashes'],
+          escapeFormulas: values['escape-formulas'],
         }),
       );
     }

@@ -1,5 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, EXIT } from '../cli-error.js';
@@ -13,6 +13,8 @@ export interface ExportOptions {
   readonly fields: readonly string[];
   /** ndjson records with the stored password hashes (the project must allow it). */
   readonly includePasswordHashes?: boolean;
+  /** CSV cells a spreadsheet would run as formulas are written as text (`csv.escape_formulas`). */
+  readonly escapeFormulas?: boolean;
   readonly output: string;
 }
 
@@ -36,10 +38,12 @@ const DOWNLOAD_ATTEMPTS = 4;
 export async function exportUsers(client: ServiceClient, options: ExportOptions): Promise<number> {
   const body: Record<string, unknown> = { format: options.format };
   if (options.includePasswordHashes) body.include_password_hashes = true;
-  if (options.fields.length > 0) {
-    if (options.format !== 'csv') throw new CliError('--field applies to --format csv only');
-    body.csv = { fields: options.fields.map(fieldOf) };
-  }
+  if (options.format !== 'csv' && (options.fields.length > 0 || options.escapeFormulas))
+    throw new CliError('--field and --escape-formulas apply to --format csv only');
+  const csv: Record<string, unknown> = {};
+  if (options.fields.length > 0) csv.fields = options.fields.map(fieldOf);
+  if (options.escapeFormulas) csv.escape_formulas = true;
+  if (Object.keys(csv).length > 0) body.csv = csv;
   const created = await client.call<{ id?: string }>('POST', ROUTE, JSON.stringify(body));
   if (created.status !== 200 || !created.body?.id) {
     throw new CliError(
@@ -101,7 +105,7 @@ async function download(
     const res = await client.download(url);
     if (res.statusCode === 200) {
       const expected = Number(res.headers['content-length']);
-      const file = createWriteStream(partial);
+      const file = await privateFile(partial);
       await pipeline(res.body, file);
       if (Number.isFinite(expected) && file.bytesWritten !== expected) {
         await rm(partial, { force: true });
@@ -120,6 +124,17 @@ async function download(
     if (!status.download_url) throw new CliError(`export ${id} has no file any more`);
     url = status.download_url;
   }
+}
+
+/**
+ * A new file only its owner can read (the export holds users' data, maybe their secrets), made
+ * where `path` names nothing: a link planted there is removed, never followed.
+ */
+async function privateFile(path: string) {
+  await rm(path, { force: true });
+  // O_EXCL with O_CREAT fails on any existing name, a symbolic link included.
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  return (await open(path, flags, 0o600)).createWriteStream();
 }
 
 /** `/email` or `/email:Email address` (a pointer holds no `:` of its own before its name). */

@@ -59,7 +59,10 @@ const POLL_MS = 500;
  * record succeeded, 1 when some failed.
  */
 export async function importFile(client: ServiceClient, options: ImportFileOptions): Promise<number> {
-  const run = ImportState.runOf(options.file, options.identifier, options.upsert);
+  const run = ImportState.runOf(options.file, options.identifier, options.upsert, {
+    format: options.format,
+    from: options.from ?? null,
+  });
   const state = ImportState.open(options.stateFile, run);
   const results = openSync(options.resultsFile, state.resumed ? 'r+' : 'w');
   ftruncateSync(results, state.resultsBytes); // drop lines written after the last journaled request

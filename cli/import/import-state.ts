@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { CliError } from '../cli-error.js';
 
@@ -9,6 +9,12 @@ export interface ImportRun {
   readonly mtime_ms: number;
   readonly identifier: string;
   readonly upsert: boolean;
+  /**
+   * A digest of every option that decides how the file is read and cut into requests (its format,
+   * `--from` and its flags): a resume with others would shift the requests' boundaries, and some
+   * records would be neither sent nor reported.
+   */
+  readonly chunking: string;
 }
 
 /** Outcomes counted over the records written to the results file. */
@@ -55,12 +61,12 @@ export class ImportState {
     }
     if (text === undefined || text.trim() === '') {
       const state = new ImportState(path, randomUUID(), false);
-      writeFileSync(path, `${JSON.stringify({ run_id: state.runId, ...run })}\n`);
+      writeFileSync(path, `${JSON.stringify({ run_id: state.runId, ...run })}\n`, { mode: 0o600 });
       return state;
     }
     const [headerLine, ...lines] = text.split('\n');
     const header = JSON.parse(headerLine ?? '{}') as ImportRun & { run_id: string };
-    const differs = (['file', 'size', 'mtime_ms', 'identifier', 'upsert'] as const).filter(
+    const differs = (['file', 'size', 'mtime_ms', 'identifier', 'upsert', 'chunking'] as const).filter(
       (k) => header[k] !== run[k],
     );
     if (differs.length > 0) {
@@ -87,10 +93,17 @@ export class ImportState {
     return state;
   }
 
-  /** The run of a file as it is now. */
-  static runOf(file: string, identifier: string, upsert: boolean): ImportRun {
+  /** The run of a file as it is now, read and cut into requests by `chunking` (JSON values). */
+  static runOf(file: string, identifier: string, upsert: boolean, chunking: unknown): ImportRun {
     const stat = statSync(file);
-    return { file, size: stat.size, mtime_ms: Math.trunc(stat.mtimeMs), identifier, upsert };
+    return {
+      file,
+      size: stat.size,
+      mtime_ms: Math.trunc(stat.mtimeMs),
+      identifier,
+      upsert,
+      chunking: createHash('sha256').update(JSON.stringify(chunking)).digest('base64url'),
+    };
   }
 
   taskOf(chunk: number): string | undefined {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -84,5 +84,27 @@ describe('userctl export, status and replay', function () {
     expect(bad.stderr.trim()).to.equal(
       'userctl: FROM must be an RFC 3339 time (2026-11-23T10:00:00Z) or an offset, not "yesterday"',
     );
+  });
+
+  it('writes a file only its owner reads, never through a planted link, with formulas escaped when asked', async () => {
+    const input = path.join(dir, 'formula.ndjson');
+    writeFileSync(input, JSON.stringify({ email: 'f@export.test', name: '=1+1' }));
+    const imported = await userctl(['import', input], env());
+    expect(imported.code, imported.stderr).to.equal(0);
+    const victim = path.join(dir, 'victim.txt');
+    writeFileSync(victim, 'untouched');
+    const output = path.join(dir, 'escaped.csv');
+    symlinkSync(victim, `${output}.part`);
+
+    const args = ['export', '--format', 'csv', '--field', '/email', '--field', '/name', '--escape-formulas'];
+    const run = await userctl([...args, '-o', output], env());
+    expect(run.code, run.stderr).to.equal(0);
+    expect(readFileSync(victim, 'utf8'), 'the link was not followed').to.equal('untouched');
+    expect(statSync(output).mode & 0o777).to.equal(0o600);
+    expect(readFileSync(output, 'utf8').split('\n')).to.include("f@export.test,'=1+1");
+
+    const refused = await userctl(['export', '--format', 'ndjson', '--escape-formulas', '-o', output], env());
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.include('apply to --format csv only');
   });
 });

@@ -183,6 +183,10 @@ describe('userctl import', function () {
     );
     first.child.kill('SIGKILL');
     await first.done;
+    // Read otherwise, the file would be cut into other requests: the journal refuses the resume.
+    const otherwise = await userctl(['import', file, '--format', 'json'], env());
+    expect(otherwise.code).to.equal(2);
+    expect(otherwise.stderr).to.include('is the state of another import (chunking differ)');
 
     const second = await userctl(['import', file, '--concurrency', '2'], env());
     expect(second.code, second.stderr).to.equal(0);
