@@ -116,7 +116,15 @@ export const openApiDocument = {
               },
             },
           },
+          details_next: {
+            type: 'string',
+            description:
+              'Import: the path of the next page of details, when more follow (a page holds 1,000 by default, `limit` at most 10,000)',
+          },
           download_url: { type: 'string', format: 'uri' },
+          record_count: { type: 'integer', description: 'Export: the records (users) the file holds' },
+          file_bytes: { type: 'integer', description: 'Export: the size of the file, in bytes' },
+          file_sha256: { type: 'string', description: 'Export: the SHA-256 of the file, in hex' },
         },
       },
       Error: {

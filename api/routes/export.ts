@@ -127,9 +127,16 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
   return router;
 }
 
-/** The export task as spec 2.1 shows it, with a fresh signed URL once its file is written. */
+/**
+ * The export task as spec 2.1 shows it, with a fresh signed URL once its file is written, and what
+ * proves a download whole: the file's records, bytes and SHA-256 (hex).
+ */
 function exportStatus(task: TaskRow, blobs: BlobStorage, urlSeconds: number): Record<string, unknown> {
   const status = taskStatus(task);
-  if (task.file_name) status.download_url = blobs.readUrl(task.file_name, urlSeconds);
+  if (!task.file_name) return status;
+  status.download_url = blobs.readUrl(task.file_name, urlSeconds);
+  status.record_count = task.progress_total;
+  if (task.file_bytes !== null) status.file_bytes = Number(task.file_bytes);
+  if (task.file_sha256 !== null) status.file_sha256 = task.file_sha256;
   return status;
 }

@@ -1,7 +1,10 @@
-import { constants } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { constants, createReadStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parse as parseCsv } from 'csv-parse';
 import { CliError, EXIT } from '../cli-error.js';
 import { count, progressOnStderr } from '../progress.js';
 import { errorMessage, type ServiceClient } from '../service-client.js';
@@ -22,6 +25,10 @@ interface ExportStatus {
   readonly status: 'pending' | 'completed';
   readonly progress?: { processed: number; total: number };
   readonly download_url?: string;
+  /** What proves the file whole: its records, size and SHA-256 (hex). */
+  readonly record_count?: number;
+  readonly file_bytes?: number;
+  readonly file_sha256?: string;
   readonly error?: unknown;
   readonly failed_at?: string;
 }
@@ -33,7 +40,8 @@ const DOWNLOAD_ATTEMPTS = 4;
 /**
  * Starts an export, shows its progress, and downloads the file through its signed URL into
  * `output` (written beside it, then renamed: a file there is always whole). A URL that expired is
- * asked for again; the size written is checked against the size sent.
+ * asked for again; the size written is checked against the size sent, and the file against the
+ * records, size and SHA-256 the service names: a file that differs fails the command (exit 1).
  */
 export async function exportUsers(client: ServiceClient, options: ExportOptions): Promise<number> {
   const body: Record<string, unknown> = { format: options.format };
@@ -78,9 +86,42 @@ export async function exportUsers(client: ServiceClient, options: ExportOptions)
       EXIT.someFailed,
     );
   }
-  const bytes = await download(client, id, status.download_url, options.output);
-  process.stderr.write(`export: ${count(bytes)} bytes written to ${options.output}\n`);
+  const file = await download(client, id, status.download_url, options.output);
+  process.stderr.write(`export: ${count(file.bytes)} bytes written to ${options.output}\n`);
+  const records = await countRecords(options.output, options.format);
+  const differs = [
+    status.file_bytes !== undefined && status.file_bytes !== file.bytes ? 'size' : undefined,
+    status.file_sha256 !== undefined && status.file_sha256 !== file.sha256 ? 'SHA-256' : undefined,
+    status.record_count !== undefined && status.record_count !== records ? 'records' : undefined,
+  ].filter((d) => d !== undefined);
+  if (differs.length > 0) {
+    throw new CliError(
+      `export ${id}: the file differs from what the service wrote (${differs.join(', ')}): ` +
+        `${count(records)} records, ${count(file.bytes)} bytes, sha256 ${file.sha256}; ` +
+        `expected ${count(status.record_count ?? 0)} records, ${count(status.file_bytes ?? 0)} bytes, ` +
+        `sha256 ${status.file_sha256 ?? '?'}`,
+      EXIT.someFailed,
+    );
+  }
+  process.stderr.write(
+    `export: ${count(records)} records, sha256 ${file.sha256}, as the service wrote them\n`,
+  );
   return EXIT.ok;
+}
+
+/** The records of a downloaded file: its lines (ndjson), or its rows after the header (csv). */
+async function countRecords(path: string, format: 'csv' | 'ndjson'): Promise<number> {
+  let records = 0;
+  if (format === 'csv') {
+    await pipeline(createReadStream(path), parseCsv(), async (rows: AsyncIterable<unknown>) => {
+      for await (const _ of rows) records++;
+    });
+    return Math.max(records - 1, 0);
+  }
+  for await (const chunk of createReadStream(path)) {
+    for (const byte of chunk as Buffer) if (byte === 0x0a) records++;
+  }
+  return records;
 }
 
 async function readStatus(client: ServiceClient, id: string): Promise<ExportStatus> {
@@ -98,7 +139,7 @@ async function download(
   id: string,
   firstUrl: string,
   output: string,
-): Promise<number> {
+): Promise<{ bytes: number; sha256: string }> {
   const partial = `${output}.part`;
   let url = firstUrl;
   for (let attempt = 1; ; attempt++) {
@@ -106,14 +147,21 @@ async function download(
     if (res.statusCode === 200) {
       const expected = Number(res.headers['content-length']);
       const file = await privateFile(partial);
-      await pipeline(res.body, file);
+      const hash = createHash('sha256');
+      const digesting = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      await pipeline(res.body, digesting, file);
       if (Number.isFinite(expected) && file.bytesWritten !== expected) {
         await rm(partial, { force: true });
         if (attempt >= DOWNLOAD_ATTEMPTS)
           throw new CliError(`download of ${id} ended short: ${file.bytesWritten} of ${expected} bytes`);
       } else {
         await rename(partial, output);
-        return file.bytesWritten;
+        return { bytes: file.bytesWritten, sha256: hash.digest('hex') };
       }
     } else {
       await res.body.dump();

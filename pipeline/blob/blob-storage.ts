@@ -8,7 +8,7 @@ import {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob';
 import type { BlobStorageConfig } from '../config.js';
-import { classifyFault } from '../errors.js';
+import { classifyFault, serviceUnavailable } from '../errors.js';
 
 /** How often, and how far apart, a discarded blob is looked for again. */
 const DISCARD_LOOKS = 4;
@@ -184,6 +184,20 @@ export class BlobStorage {
       this.credential,
     );
     return `${blob.url}?${sas.toString()}`;
+  }
+
+  /** The blob's content, as a stream. */
+  async read(name: string, signal?: AbortSignal): Promise<Readable> {
+    const { readableStreamBody } = await this.container
+      .getBlobClient(name)
+      .download(0, undefined, signal ? { abortSignal: signal } : {});
+    if (!readableStreamBody) throw serviceUnavailable('blob storage');
+    return readableStreamBody as Readable;
+  }
+
+  /** Sets the blob's metadata (name-value pairs), in place of what it had. */
+  async setMetadata(name: string, metadata: Record<string, string>): Promise<void> {
+    await this.container.getBlobClient(name).setMetadata(metadata);
   }
 
   /** Deletes the blob if it exists. */

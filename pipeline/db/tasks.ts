@@ -18,14 +18,16 @@ export interface TaskRow {
   readonly progress_processed: number;
   readonly progress_total: number;
   readonly summary: Record<string, number> | null;
-  /** Export: the blob holding the file, once completed. */
+  /** Export: the blob holding the file, once completed, with its size and SHA-256 (hex). */
   readonly file_name: string | null;
+  readonly file_bytes: string | null;
+  readonly file_sha256: string | null;
   /** Import: the task whose logged message this one was replayed from. */
   readonly replay_of: string | null;
 }
 
 const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, error,
-  progress_processed, progress_total, summary, file_name, replay_of`;
+  progress_processed, progress_total, summary, file_name, file_bytes, file_sha256, replay_of`;
 
 /**
  * A new task: its project, kind and settings, and the JSON text of its message (for an import,
@@ -312,15 +314,20 @@ export async function completeImport(db: Queryable, id: string): Promise<void> {
  * after the call: this one, another attempt's (which completed it first), or null (it ended
  * without one: cancelled, expired).
  */
-export async function completeExport(db: Queryable, id: string, fileName: string): Promise<string | null> {
+export async function completeExport(
+  db: Queryable,
+  id: string,
+  fileName: string,
+  file: { readonly bytes: number; readonly sha256: string },
+): Promise<string | null> {
   const { rows } = await db.query<{ file_name: string | null }>(
     `WITH done AS (
        UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), file_name = $2,
-              progress_processed = progress_total
+              file_bytes = $3, file_sha256 = $4, progress_processed = progress_total
         WHERE id = $1 AND status = 'pending'
         RETURNING file_name)
      SELECT coalesce((SELECT file_name FROM done), (SELECT file_name FROM tasks WHERE id = $1)) AS file_name`,
-    [id, fileName],
+    [id, fileName, file.bytes, file.sha256],
   );
   return rows[0]?.file_name ?? null;
 }

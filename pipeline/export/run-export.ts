@@ -9,6 +9,7 @@ import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { attemptBlobName, type ExportFileNames, exportFileHeaders, exportFileName } from './export-file.js';
 import { prepareSnapshot } from './export-records.js';
+import type { FileDigest } from './file-digest.js';
 import { coordinateParts } from './split-export.js';
 import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-records.js';
 
@@ -39,17 +40,29 @@ export async function runExport(deps: ExportDependencies, run: TaskRun): Promise
   const blobName = attemptBlobName(fileName);
   // Recorded first, so that a file this attempt commits and then fails to name is found and deleted.
   await recordExportBlob(deps.pool, run.task.id, blobName);
-  let exported: number;
+  let file: ExportedFile;
   try {
-    exported = await writeExportFile(deps, storage, run, options, { fileName, blobName });
+    file = await writeExportFile(deps, storage, run, options, { fileName, blobName });
   } catch (err) {
     await storage.discard(blobName).catch(() => {}); // the blocks expire unclaimed anyway
     throw err;
   }
+  await storage.setMetadata(blobName, {
+    records: String(file.records),
+    bytes: String(file.digest.bytes),
+    sha256: file.digest.sha256,
+  });
   // Cancelled or expired just as it finished, or completed by another attempt (after a restart
   // the bus may deliver a task twice): a file the task does not name is not kept.
-  if ((await completeExport(deps.pool, run.task.id, blobName)) !== blobName) await storage.delete(blobName);
-  else usersExported.inc(exported);
+  if ((await completeExport(deps.pool, run.task.id, blobName, file.digest)) !== blobName)
+    await storage.delete(blobName);
+  else usersExported.inc(file.records);
+}
+
+/** A written export file: how many records it holds, and its digest. */
+interface ExportedFile {
+  readonly records: number;
+  readonly digest: FileDigest;
 }
 
 async function writeExportFile(
@@ -58,7 +71,7 @@ async function writeExportFile(
   run: TaskRun,
   options: ExportTaskOptions,
   names: ExportFileNames,
-): Promise<number> {
+): Promise<ExportedFile> {
   return withClient(deps.pool, async (client) => {
     const settings = snapshotSettings(options);
     if (settings.passwordHashes)
@@ -67,22 +80,23 @@ async function writeExportFile(
     await setProgressTotal(deps.pool, run.task.id, total);
     const { partUsers } = deps.config.export;
     const headers = exportFileHeaders(names.fileName, options.format, options.compression);
+    let digest: FileDigest;
     if (partUsers > 0 && total > partUsers) {
-      await coordinateParts(deps, storage, client, run, settings, {
+      digest = await coordinateParts(deps, storage, client, run, settings, {
         blobName: names.blobName,
         headers,
         total,
       });
     } else {
-      await writeRecords(client, settings, options, {
+      ({ digest } = await writeRecords(client, settings, options, {
         totpIssuer: deps.config.project.publicOrigin,
         header: true,
         progress: (n) => run.progress(n),
         signal: run.signal,
         sink: (file) => storage.upload(names.blobName, file, headers, run.signal),
-      });
+      }));
     }
     await client.query('COMMIT');
-    return total;
+    return { records: total, digest };
   });
 }

@@ -20,6 +20,7 @@ import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './export-records.js';
+import { digestOf, type FileDigest } from './file-digest.js';
 import type { ExportDependencies } from './run-export.js';
 import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-records.js';
 
@@ -50,7 +51,7 @@ export async function coordinateParts(
   run: TaskRun,
   settings: SnapshotSettings,
   file: { readonly blobName: string; readonly headers: BlobHeaders; readonly total: number },
-): Promise<void> {
+): Promise<FileDigest> {
   const taskId = run.task.id;
   const { rows } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
   const users = exportedUsersSql(settings);
@@ -77,6 +78,8 @@ export async function coordinateParts(
       });
     const blockIds = await workUntilStaged(deps, storage, run, file.blobName);
     await storage.commitBlocks(file.blobName, blockIds, file.headers);
+    // Parts were written by several workers: the whole file is digested once, read back.
+    return await digestOf(await storage.read(file.blobName, run.signal));
   } finally {
     clearInterval(progress);
     await deleteParts(deps.pool, file.blobName).catch(() => {});
@@ -168,7 +171,7 @@ async function writePart(
         },
       };
       await prepareSnapshot(client, settings);
-      const ids = await writeRecords(client, settings, options, {
+      const { value: ids } = await writeRecords(client, settings, options, {
         totpIssuer: deps.config.project.publicOrigin,
         header: part.part === 0,
         progress: (n) => (processed = n),

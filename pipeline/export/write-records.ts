@@ -1,4 +1,4 @@
-import { PassThrough, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { ExportFormat } from '../../schemas/index.js';
@@ -15,6 +15,7 @@ import {
   streamUserRows,
   TIME_POINTERS,
 } from './export-records.js';
+import { DigestingStream, type FileDigest } from './file-digest.js';
 import type { ExportField } from './pointers.js';
 import { projectPointers } from './project-pointers.js';
 
@@ -53,6 +54,12 @@ export interface RecordsWriting<T> {
   readonly sink: (file: Readable) => Promise<T>;
 }
 
+/** What a writing of records gives: the sink's answer, and the digest of the bytes it took. */
+export interface RecordsWritten<T> {
+  readonly value: T;
+  readonly digest: FileDigest;
+}
+
 /**
  * Streams the records of the snapshot prepared on `client` (prepareSnapshot) through the
  * format's encoder (and gzip) into the sink: rows -> records -> (CSV: pointer projection) ->
@@ -64,7 +71,7 @@ export async function writeRecords<T>(
   settings: SnapshotSettings,
   options: ExportTaskOptions,
   writing: RecordsWriting<T>,
-): Promise<T> {
+): Promise<RecordsWritten<T>> {
   const encoded: NodeJS.ReadWriteStream[] =
     options.format === 'csv'
       ? [
@@ -76,7 +83,7 @@ export async function writeRecords<T>(
         ]
       : [encodeNdjson()];
   if (options.compression === 'gzip') encoded.push(createGzip());
-  const file = new PassThrough();
+  const file = new DigestingStream();
   const [produced, written] = await Promise.allSettled([
     pipeline(
       [
@@ -95,7 +102,7 @@ export async function writeRecords<T>(
   ]);
   if (produced.status === 'rejected') throw produced.reason;
   if (written.status === 'rejected') throw written.reason;
-  return written.value;
+  return { value: written.value, digest: file.digest() };
 }
 
 /** Counts the records passing through and reports the count. */

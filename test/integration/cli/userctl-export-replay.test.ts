@@ -54,6 +54,7 @@ describe('userctl export, status and replay', function () {
       .split('\n')
       .map((l) => JSON.parse(l) as { email: string });
     expect(users).to.have.length(300);
+    expect(run.stderr).to.match(/export: 300 records, sha256 [0-9a-f]{64}, as the service wrote them/);
     const id = /task (userexport_\w+)/.exec(run.stderr)?.[1] ?? '';
     const status = await userctl(['status', id], env());
     expect(status.code, status.stderr).to.equal(0);
@@ -106,5 +107,22 @@ describe('userctl export, status and replay', function () {
     const refused = await userctl(['export', '--format', 'ndjson', '--escape-formulas', '-o', output], env());
     expect(refused.code).to.equal(2);
     expect(refused.stderr).to.include('apply to --format csv only');
+  });
+
+  it('fails (exit 1) when the file downloaded is not the one the service names', async () => {
+    // The service names another digest than its file's, as a download cut or altered on its way would.
+    await db().query(`
+      CREATE FUNCTION wrong_digest() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN NEW.file_sha256 := repeat('0', 64); RETURN NEW; END $$;
+      CREATE TRIGGER wrong_digest BEFORE UPDATE ON tasks FOR EACH ROW
+        WHEN (NEW.file_sha256 IS NOT NULL) EXECUTE FUNCTION wrong_digest();`);
+    try {
+      const output = path.join(dir, 'altered.ndjson');
+      const run = await userctl(['export', '--format', 'ndjson', '-o', output], env());
+      expect(run.code).to.equal(1);
+      expect(run.stderr).to.include('the file differs from what the service wrote (SHA-256)');
+    } finally {
+      await db().query('DROP TRIGGER wrong_digest ON tasks; DROP FUNCTION wrong_digest()');
+    }
   });
 });

@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { BlobServiceClient } from '@azure/storage-blob';
 import { expect } from 'chai';
-import { download, useExportService } from '../../support/exports.js';
+import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
 import { createUser } from '../../support/users.js';
 
 const CUSTOM_ATTRIBUTES = [
@@ -258,6 +259,28 @@ describe('export files (CSV and ndjson through the signed URL, Kafka + Azurite)'
     expect(file.headers.get('content-type')).to.equal('application/x-ndjson');
     expect(file.headers.get('content-disposition')).to.match(/\.ndjson"$/);
     expect(file.text).to.equal(`${JSON.stringify(annRecord)}\n${JSON.stringify(bobRecord)}\n`);
+  });
+
+  it('names the records, bytes and SHA-256 of a completed file, in its status and its blob', async () => {
+    const done = await service.run({ format: 'ndjson' });
+    const file = await download(done.download_url as string);
+    const expected = {
+      record_count: 2,
+      file_bytes: Buffer.byteLength(file.text),
+      file_sha256: createHash('sha256').update(file.text).digest('hex'),
+    };
+    expect(done).to.deep.include(expected);
+    const { rows } = await service
+      .db()
+      .query<{ file_name: string }>('SELECT file_name FROM tasks WHERE id = $1', [done.id]);
+    const blob = BlobServiceClient.fromConnectionString(testBlobConnectionString())
+      .getContainerClient(service.config().export.container)
+      .getBlobClient(rows[0]?.file_name as string);
+    expect((await blob.getProperties()).metadata).to.deep.equal({
+      records: '2',
+      bytes: String(expected.file_bytes),
+      sha256: expected.file_sha256,
+    });
   });
 
   it('writes the requested columns: custom names, array indexes, escaped tokens, missing paths', async () => {

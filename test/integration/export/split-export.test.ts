@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { BlobServiceClient } from '@azure/storage-blob';
@@ -257,6 +258,12 @@ describe('split export written by one in-process worker (postgres queue)', funct
         fields: body.format === 'csv' ? exportFields(body.csv.fields, []) : [],
       });
       expect((body.format === 'ndjson' ? gunzipSync(file) : file).equals(expected)).to.equal(true);
+      // Written by parts, the file is digested whole all the same.
+      expect(status).to.deep.include({
+        record_count: 10_000,
+        file_bytes: file.length,
+        file_sha256: createHash('sha256').update(file).digest('hex'),
+      });
       const { rowCount } = await service.db().query('SELECT 1 FROM export_parts WHERE task_id = $1', [id]);
       expect(rowCount, 'its parts are forgotten').to.equal(0);
       // The blob is the three parts' blocks, committed in part order.
