@@ -210,6 +210,8 @@ export interface ClaimedTask {
   /** Import: records already applied (the resume point). */
   readonly progress_processed: number;
   readonly requested_by: RequestedBy | null;
+  /** Import: the first import of the request this one runs again (a replay). */
+  readonly replay_of: string | null;
 }
 
 /**
@@ -220,7 +222,7 @@ export async function claimTask(db: Queryable, kind: TaskKind, id: string): Prom
   const { rows } = await db.query<ClaimedTask>(
     `UPDATE tasks SET started_at = coalesce(started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
       WHERE id = $1 AND kind = $2 AND status = 'pending'
-      RETURNING id, project_id, options, progress_processed, requested_by`,
+      RETURNING id, project_id, options, progress_processed, requested_by, replay_of`,
     [id, kind],
   );
   return rows[0];

@@ -36,8 +36,10 @@ export async function loadBatchState(
   const aliases: string[] = [];
   const subjects: string[] = [];
   const subs: string[] = [];
-  for (const { checked } of records) {
+  for (const { index, checked } of records) {
     if (!checked.ok) continue;
+    // A replay asks whether the users its records inserted the first time still exist.
+    if (options.replayed && !checked.valid.sub) subs.push(options.userIdOf(index));
     for (const connection of checked.valid.oauth ?? []) {
       aliases.push(connection.alias);
       subjects.push(connection.subject);

@@ -62,6 +62,10 @@ export interface ImportOptions {
   readonly recordChanges: boolean;
   /** Lock the users a batch updates before reading them (a real run); a dry run only reads them. */
   readonly lockUsers: boolean;
+  /** The id a record inserts a user with, by its index (`importedUserIds`). */
+  readonly userIdOf: (index: number) => string;
+  /** The task runs again a request an earlier task imported (a replay of the import log). */
+  readonly replayed: boolean;
 }
 
 export function ownerKey(key: LoginIdKey, value: string): string {
@@ -133,12 +137,24 @@ export function planBatch(
       continue;
     }
     const isInsert = !ownerId || !existing;
+    const userId = valid.sub ?? options.userIdOf(index);
+    if (isInsert && options.replayed && valid.sub === undefined && state.takenIds.has(userId)) {
+      // The user this record inserted the first time exists under another identifier value now.
+      details.push({
+        index,
+        outcome: 'skipped',
+        user_id: userId,
+        record,
+        warnings: [...repeat, replayedWarning(options.identifier)],
+      });
+      continue;
+    }
     const idFailure = checkSub(valid, existing, state, current);
     if (idFailure) {
       details.push({ index, outcome: 'failed', record, errors: [envelopeError(idFailure)] });
       continue;
     }
-    const working = existing ? cloneUserState(existing) : newUser(valid);
+    const working = existing ? cloneUserState(existing) : newUser(valid, userId);
     if (isInsert) applyInsert(valid, working, options.project);
     else applyUpdate(valid, working, options.project);
     const failure = checkKeys(valid.record, state) ?? claimIdentities(working, existing, state.owners);
@@ -171,9 +187,16 @@ export function planBatch(
   return { details, changed };
 }
 
-function newUser(valid: ValidRecord): UserState {
+/** The warning of a replayed record whose user exists, with another value of the identifier. */
+function replayedWarning(identifier: string): ImportWarning {
   return {
-    id: valid.sub ?? newId(),
+    message: `not inserted again: the user this record inserted when first imported exists with another ${identifier}`,
+  };
+}
+
+function newUser(valid: ValidRecord, id: string): UserState {
+  return {
+    id,
     standard: {},
     custom: {},
     disabled: valid.record.disabled ?? false,

@@ -9,6 +9,7 @@ import type { SecretBox } from '../tasks/task-secrets.js';
 import { type ApplyTarget, applyBatch, committedTarget } from './apply-batch.js';
 import { batchRecords } from './batch-records.js';
 import { dryRun } from './dry-run.js';
+import { importedUserIds } from './imported-user-id.js';
 import { recordStages } from './parse-records.js';
 import type { ImportOptions, PreparedRecord } from './plan-batch.js';
 import { markRepeatedIdentifiers, recordValidator, validateRecords } from './validate-record.js';
@@ -41,6 +42,8 @@ export async function runImport(
     validate: recordValidator(stored.identifier, config.project),
     recordChanges: config.search.clickhouse !== undefined,
     lockUsers: !stored.dry_run,
+    userIdOf: importedUserIds(task.replay_of ?? task.id),
+    replayed: task.replay_of !== null,
   };
   const apply = (target: ApplyTarget) =>
     pipeline(

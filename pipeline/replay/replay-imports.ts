@@ -146,7 +146,8 @@ export async function replayImports(
         ...(loggedRequest.dry_run ? { dry_run: true } : {}),
         records: loggedRequest.records,
         secrets: loggedRequest.secrets,
-        replayOf: logged.task_id,
+        // The first import of the request: its users' ids derive from it (imported-user-id.ts).
+        replayOf: logged.replay_of ?? logged.task_id,
       });
       const next = (BigInt(message.offset) + 1n).toString();
       await advanceReplay(client, replayId, message.partition, next, loggedRequest.records.length);

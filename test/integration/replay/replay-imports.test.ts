@@ -133,5 +133,33 @@ for (const transport of ['postgres', 'kafka'] as const) {
       expect(dry).to.deep.include({ tasks: 3, dry_run: true, resumed: false });
       expect((await replayedTasks()).length).to.equal(before + 3);
     });
+
+    it('inserts nobody a second time whose identifier changed since: the record is skipped', async () => {
+      const moved = 'moved@replay.test';
+      await service.db().query(
+        `UPDATE identities SET login_id = $2::text, original_login_id = $2, email = $2, claims = jsonb_build_object('email', $2::text)
+          WHERE login_id = $1`,
+        [users[0], moved],
+      );
+      await service.db().query(
+        `UPDATE users SET standard_attributes = jsonb_set(standard_attributes, '{email}', to_jsonb($2::text))
+          WHERE standard_attributes->>'email' = $1`,
+        [users[0], moved],
+      );
+      const before = (await replayedTasks()).length;
+      await replay({ from: { time: from }, to: { time: to } });
+      const made = (await replayedTasks()).slice(before);
+      const statuses = await completeAll(made.map((t) => t.id));
+      const first = statuses.find((s) => s.replay_of === originals[0]);
+      expect(first?.summary).to.deep.include({ inserted: 0, skipped: 2 });
+      const [a] = first?.details as { outcome: string; warnings: { message: string }[] }[];
+      expect(a?.warnings).to.deep.equal([
+        {
+          message:
+            'not inserted again: the user this record inserted when first imported exists with another email',
+        },
+      ]);
+      expect(await emails()).to.deep.equal([...users.slice(1), moved].sort());
+    });
   });
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { configFromDocument } from '../../../pipeline/config.js';
+import { importedUserIds } from '../../../pipeline/import/imported-user-id.js';
 import {
   type BatchState,
   type ImportOptions,
@@ -19,6 +20,8 @@ const options = (upsert: boolean): ImportOptions => ({
   upsert,
   recordChanges: false,
   lockUsers: true,
+  userIdOf: importedUserIds('userimport_TEST'),
+  replayed: false,
   project,
   validate: recordValidator('email', project),
 });
