@@ -183,7 +183,16 @@ describe('export files (CSV and ndjson through the signed URL, Kafka + Azurite)'
 
   it('writes the default CSV: every pointer of the spec, then each custom attribute', async () => {
     const done = await service.run({ format: 'csv' });
-    expect(done).to.have.keys('id', 'created_at', 'status', 'completed_at', 'download_url');
+    expect(done).to.have.keys(
+      'id',
+      'created_at',
+      'status',
+      'completed_at',
+      'download_url',
+      'record_count',
+      'file_bytes',
+      'file_sha256',
+    );
     const file = await download(done.download_url as string);
     expect(file.status).to.equal(200);
     expect(file.headers.get('content-type')).to.equal('text/csv');
