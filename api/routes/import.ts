@@ -24,11 +24,14 @@ import { createdTask, taskStatus } from './task-status.js';
 
 /** Import requests whose bodies are read, parsed and stored at once by one facade process. */
 const IMPORTS_IN_FLIGHT = 8;
+/** Status reads answered at once by one facade process: a page may hold 10,000 details. */
+const STATUS_READS_IN_FLIGHT = 8;
 
 /** POST /_api/admin/users/import and GET /_api/admin/users/import/:id (spec 4.3, 4.4). */
 export function importRoutes({ config, pool, secrets, taskCreated, admin }: TaskRouteDependencies): Router {
   const router = new Router();
   const bounded = inFlightLimit(IMPORTS_IN_FLIGHT);
+  const boundedReads = inFlightLimit(STATUS_READS_IN_FLIGHT);
 
   router.post('/_api/admin/users/import', requireHttps, ...admin, bounded, importBody, async (ctx) => {
     const request: unknown = ctx.request.body;
@@ -64,7 +67,7 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
     ctx.body = createdTask(task);
   });
 
-  router.get('/_api/admin/users/import/:id', requireHttps, ...admin, async (ctx) => {
+  router.get('/_api/admin/users/import/:id', requireHttps, ...admin, boundedReads, async (ctx) => {
     const id = ctx.params.id ?? '';
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
     const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);

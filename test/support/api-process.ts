@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generate } from 'selfsigned';
@@ -12,6 +12,8 @@ export interface ApiProcess {
   readonly httpsUrl: string;
   /** Its operator port: /healthz, /readyz and /metrics. */
   readonly operatorUrl: string;
+  /** Its resident memory now, in bytes (Linux); undefined once it exited. */
+  rss(): number | undefined;
   /** Its data folder: the development key and the running-service record `userctl` reads. */
   readonly dataDir: string;
   /** Every log line it wrote so far (JSON lines). */
@@ -69,6 +71,16 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
       httpsUrl: `https://localhost:${port + 5_000}`,
       operatorUrl: `http://localhost:${port - 5_000}`,
       dataDir,
+      rss: () => {
+        let status = '';
+        try {
+          status = readFileSync(`/proc/${child?.pid}/status`, 'utf8');
+        } catch {
+          return undefined; // exited
+        }
+        const kib = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+        return kib === undefined ? undefined : Number(kib) * 1024;
+      },
       logLines: () =>
         output
           .split('\n')
