@@ -61,12 +61,10 @@ export async function loadBatchState(
   // updates are locked first, and their identities and state read by later statements, so that a
   // batch never writes its changes against a state that another import replaced while it waited
   // for the locks. Locking a matched user may change whom an identifier names: lock until stable.
+  // A dry run only reads the users: it locks none of them.
   const locked = new Set<string>();
-  for (
-    let fresh = unlocked(probed.matched, locked);
-    fresh.length > 0;
-    fresh = unlocked(probed.matched, locked)
-  ) {
+  const lockable = () => (options.lockUsers ? [...probed.matched].filter((id) => !locked.has(id)) : []);
+  for (let fresh = lockable(); fresh.length > 0; fresh = lockable()) {
     await db.query('SELECT id FROM users WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [fresh]);
     for (const id of fresh) locked.add(id);
     probed = await probe();
@@ -86,11 +84,6 @@ export async function loadBatchState(
     roleIds: await keyedIds(db, 'role', roles),
     groupIds: await keyedIds(db, 'group', groups),
   };
-}
-
-/** The ids of `ids` not in `locked`. */
-function unlocked(ids: ReadonlySet<string>, locked: ReadonlySet<string>): string[] {
-  return [...ids].filter((id) => !locked.has(id));
 }
 
 /** The owner of each login id and OAuth connection named, and the users the identifier matches. */

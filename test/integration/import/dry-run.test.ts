@@ -106,6 +106,25 @@ describe('import: dry run', function () {
     expect((await service.db().query(SNAPSHOT)).rows[0].users).to.equal(before.users + 1);
   });
 
+  it('reads the users it matches without locking them: an import holding one does not stall it', async () => {
+    const holder = await service.db().connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(
+        `SELECT id FROM users WHERE standard_attributes->>'email' = 'existing@dry.test' FOR UPDATE`,
+      );
+      const dry = await service.run({
+        identifier: 'email',
+        dry_run: true,
+        records: [{ email: 'existing@dry.test', name: 'Read only' }],
+      });
+      expect(dry.summary).to.deep.include({ would_skip: 1 });
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+  });
+
   it('details a skip without upsert, and pages the details by a dry outcome', async () => {
     const dry = await service.run({
       identifier: 'email',
