@@ -4,9 +4,11 @@ import {
   type DocumentNode,
   GraphQLError,
   type GraphQLSchema,
+  Kind,
   type ValidationContext,
   type ValidationRule,
   validate,
+  visit,
 } from 'graphql';
 import { createComplexityRule } from 'graphql-query-complexity';
 import { ApiError } from '../../pipeline/errors.js';
@@ -43,28 +45,57 @@ export function checkDocumentSize(text: string): void {
   }
 }
 
-/** Document limits already checked, and passed: they depend on the document alone. */
-const passed = new WeakSet<DocumentNode>();
+/**
+ * The verdict on each document whose limits depend on it alone (its `first` arguments, if any,
+ * are literals): the refusal, or null once it passed. Lookups send the same few documents with
+ * other variables: their limits are checked once, not on every request.
+ */
+const verdicts = new WeakMap<DocumentNode, ApiError | null>();
 
 /**
- * Checks a parsed document against every limit: depth and aliases once per document, the cost on
- * every request (it depends on the variables). Throws the refusal of the first limit passed.
+ * Checks a parsed document against every limit (depth, aliases, cost) and throws the refusal of
+ * the first it passes; a document whose cost depends on its variables is checked on every request.
  */
 export function checkOperationLimits(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Readonly<Record<string, unknown>> | undefined,
 ): void {
-  const rules = passed.has(document) ? [] : documentLimitRules;
-  const [refusal] = validate(schema, document, [...rules, costLimitRule(variables)]);
-  if (!refusal) {
-    passed.add(document);
-    return;
+  let verdict = verdicts.get(document);
+  if (verdict === undefined) {
+    verdict = refusalOf(schema, document, variables);
+    if (!pagesByVariable(document)) verdicts.set(document, verdict);
   }
-  const { reason, limit } = refusal.extensions as { reason?: unknown; limit?: unknown };
-  // An error of the spec's own rules (an unknown field, say) is left to the handler to answer.
-  if (typeof reason !== 'string') return;
-  throw new ApiError('Invalid', reason, refusal.message, { limit });
+  if (verdict) throw verdict;
+}
+
+function refusalOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Readonly<Record<string, unknown>> | undefined,
+): ApiError | null {
+  const refusals = validate(schema, document, [...documentLimitRules, costLimitRule(variables)]);
+  for (const refusal of refusals) {
+    const { reason, limit } = refusal.extensions as { reason?: unknown; limit?: unknown };
+    // An error of the spec's own rules (an unknown field, say) is left to the handler to answer.
+    if (typeof reason === 'string') return new ApiError('Invalid', reason, refusal.message, { limit });
+  }
+  return null;
+}
+
+/**
+ * Whether the cost of the document depends on its variables: a `first`, or the `if` of an
+ * `@include` or `@skip`, given by a variable.
+ */
+function pagesByVariable(document: DocumentNode): boolean {
+  let byVariable = false;
+  const costly = new Set(['first', 'if']);
+  visit(document, {
+    Argument(node) {
+      if (costly.has(node.name.value) && node.value.kind === Kind.VARIABLE) byVariable = true;
+    },
+  });
+  return byVariable;
 }
 
 /** Reports graphql-armor's refusal as ours: the same message, our reason. */
