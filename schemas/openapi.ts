@@ -53,7 +53,8 @@ export const openApiDocument = {
     description:
       'Bulk user export, bulk user import and exact-match lookup of an identity project. Every admin ' +
       'route takes `Authorization: Bearer <admin JWT>` and a Host naming the project domain; the import ' +
-      'routes require HTTPS.',
+      'routes require HTTPS. Every bound (body sizes, pages of details, GraphQL depth, aliases and cost) ' +
+      'and the error that names it: README, Limits.',
   },
   components: {
     securitySchemes: { adminJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },

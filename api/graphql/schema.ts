@@ -8,6 +8,7 @@ import {
 import { createKeyed, type KeyedInput, type KeyedKind } from '../../pipeline/db/roles-groups.js';
 import type { GraphQLContext } from './context.js';
 import { GroupType, IdentityType, listOf, nonNull, RoleType } from './entity-types.js';
+import { GRAPHQL_LIMITS } from './limits.js';
 import { loginIdArguments, oauthArguments, standardAttributeArguments } from './lookup-arguments.js';
 import { nodeFields } from './node-fields.js';
 import { usersField } from './user-list.js';
@@ -98,6 +99,10 @@ const Mutation = new GraphQLObjectType<unknown, GraphQLContext>({
 
 /** The administrative graph interface of spec 4.5, in the shapes of Authgear's admin schema. */
 export const adminSchema = new GraphQLSchema({
+  description:
+    `Limits of one request: a document of ${GRAPHQL_LIMITS.documentBytes} bytes, depth ${GRAPHQL_LIMITS.depth}, ` +
+    `${GRAPHQL_LIMITS.aliases} aliases, a cost of ${GRAPHQL_LIMITS.cost} (a field costs 1 plus its selections, ` +
+    'times its `first` when given); each refusal is a 400 Invalid whose reason names the limit.',
   query: Query,
   mutation: Mutation,
   // Reached only through the Node interface or a connection: listed so node(id:) can answer them.

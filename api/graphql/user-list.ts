@@ -1,6 +1,9 @@
 import { GraphQLInt, GraphQLList, GraphQLString } from 'graphql';
 import { findUsersByIds } from '../../pipeline/db/lookups.js';
 import {
+  MAX_CURSOR_OFFSET,
+  MAX_PAGE_SIZE,
+  MAX_SEARCH_KEYWORD_LENGTH,
   pageSize,
   pageStart,
   type SortDirection,
@@ -32,7 +35,9 @@ interface UsersArguments {
 export const usersField = {
   type: connectionType(UserType),
   description:
-    'Users matching a keyword partially (email, username, phone, names, id), from the search index.',
+    'Users matching a keyword partially (email, username, phone, names, id), from the search index. ' +
+    `first: at most ${MAX_PAGE_SIZE}; searchKeyword: at most ${MAX_SEARCH_KEYWORD_LENGTH} characters; ` +
+    `an offset cursor: at most ${MAX_CURSOR_OFFSET}.`,
   args: {
     searchKeyword: { type: GraphQLString },
     first: { type: GraphQLInt },
