@@ -117,7 +117,8 @@ describe('import of bad data: each bad record fails alone', function () {
     const status = await service.run({ identifier: 'email', records });
     expect(status.summary).to.deep.include({ inserted: 1, failed: 3 });
     const causes = (status.details as Detail[]).slice(0, 3).map((d) => {
-      const [cause] = (d.errors?.[0]?.info as { causes: { location: string; kind: string }[] }).causes;
+      const info = d.errors?.[0]?.info as { causes: { location: string; kind: string }[] } | undefined;
+      const [cause] = info?.causes ?? [];
       return [cause?.location, cause?.kind];
     });
     expect(causes).to.deep.equal([

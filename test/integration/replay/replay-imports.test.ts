@@ -152,7 +152,7 @@ for (const transport of ['postgres', 'kafka'] as const) {
       const statuses = await completeAll(made.map((t) => t.id));
       const first = statuses.find((s) => s.replay_of === originals[0]);
       expect(first?.summary).to.deep.include({ inserted: 0, skipped: 2 });
-      const [a] = first?.details as { outcome: string; warnings: { message: string }[] }[];
+      const [a] = (first?.details ?? []) as { outcome: string; warnings: { message: string }[] }[];
       expect(a?.warnings).to.deep.equal([
         {
           message:
