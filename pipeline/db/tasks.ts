@@ -368,14 +368,20 @@ export async function failAbandonedTasks(
   limits: { staleSeconds: number; exportLimitSeconds: number },
   errors: { expired: ApiError; timedOut: ApiError },
 ): Promise<FailedTask[]> {
+  // A row another transaction holds (a worker's batch on a host that vanished) is skipped, not
+  // waited for: every process runs this statement, and its relay of the outbox waits behind it.
   const { rows } = await db.query<FailedTask>(
-    `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
-            error = CASE WHEN kind = 'export' AND started_at <= clock_timestamp() - make_interval(secs => $2)
+    `WITH abandoned AS (
+       SELECT id FROM tasks
+        WHERE status = 'pending'
+          AND (coalesce(heartbeat_at, created_at) <= clock_timestamp() - make_interval(secs => $1)
+               OR (kind = 'export' AND started_at <= clock_timestamp() - make_interval(secs => $2)))
+        FOR UPDATE SKIP LOCKED)
+     UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
+            error = CASE WHEN t.kind = 'export' AND t.started_at <= clock_timestamp() - make_interval(secs => $2)
                          THEN $4::jsonb ELSE $3::jsonb END
-      WHERE status = 'pending'
-        AND (coalesce(heartbeat_at, created_at) <= clock_timestamp() - make_interval(secs => $1)
-             OR (kind = 'export' AND started_at <= clock_timestamp() - make_interval(secs => $2)))
-      RETURNING id, kind, project_id, started_at IS NOT NULL AS started`,
+       FROM abandoned WHERE t.id = abandoned.id
+     RETURNING t.id, t.kind, t.project_id, t.started_at IS NOT NULL AS started`,
     [
       limits.staleSeconds,
       limits.exportLimitSeconds,
