@@ -82,6 +82,8 @@ export interface ServiceConfig {
   readonly importBatchSize: number;
   /** statement_timeout of the connections that serve admin requests. */
   readonly requestStatementTimeoutMs: number;
+  /** TCP keepalive of every Postgres connection after this long idle; 0: off. */
+  readonly databaseKeepaliveSeconds: number;
   /** The index behind users(searchKeyword). */
   readonly search: SearchConfig;
   /** Records of pending imports past which a new import is refused (429) until they drain. */
@@ -141,6 +143,7 @@ const ENV_KEYS = {
   EXPORT_TIME_LIMIT_SECONDS: 'export_time_limit_seconds',
   IMPORT_BATCH_SIZE: 'import_batch_size',
   REQUEST_STATEMENT_TIMEOUT_MS: 'request_statement_timeout_ms',
+  DATABASE_KEEPALIVE_SECONDS: 'database_keepalive_seconds',
   CLICKHOUSE_URL: 'clickhouse_url',
   CLICKHOUSE_DATABASE: 'clickhouse_database',
   WORKER_CONCURRENCY: 'worker_concurrency',
@@ -287,6 +290,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     },
     importBatchSize: doc.import_batch_size,
     requestStatementTimeoutMs: doc.request_statement_timeout_ms,
+    databaseKeepaliveSeconds: doc.database_keepalive_seconds,
     search: doc.clickhouse_url
       ? { clickhouse: { url: doc.clickhouse_url, database: doc.clickhouse_database } }
       : {},

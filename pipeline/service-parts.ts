@@ -52,6 +52,7 @@ export async function startPipelineParts(
     connectionString: db.connectionString,
     max: REQUEST_CONNECTIONS,
     statementTimeoutMs: config.requestStatementTimeoutMs,
+    keepaliveSeconds: config.databaseKeepaliveSeconds,
   });
   started('request connections', () => requests.end());
   const storage = await openExportStorage(config, log);

@@ -85,6 +85,9 @@ export const configSchema = {
     // Postgres's statement_timeout on the connections that serve admin requests (lookups, GraphQL,
     // status reads); the workers' connections have none.
     request_statement_timeout_ms: { type: 'integer', minimum: 100, maximum: 600000, default: 15000 },
+    // TCP keepalive on every Postgres connection, after this long idle (0: off): a server or a
+    // network path that vanished without a reset is noticed in about a minute, not two hours.
+    database_keepalive_seconds: { type: 'integer', minimum: 0, maximum: 3600, default: 30 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: DEFAULT_WORKER_CONCURRENCY },
     // Export: switched off here, or when no blob storage is configured (and none is embedded).

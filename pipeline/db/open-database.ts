@@ -34,6 +34,7 @@ export async function openDatabase(
   const pool = createPool({
     connectionString,
     max: poolSize,
+    keepaliveSeconds: config.databaseKeepaliveSeconds,
     onConnectionError: (err) =>
       log.warn({ code: sqlState(err), message: err.message }, 'database connection lost'),
   });

@@ -16,6 +16,8 @@ export interface PoolOptions {
   readonly statementTimeoutMs?: number;
   /** How long a query waits for a connection; `CONNECT_TIMEOUT_MS` when absent. */
   readonly connectTimeoutMs?: number;
+  /** TCP keepalive after this long idle; none when absent or 0. */
+  readonly keepaliveSeconds?: number;
   /** Told of every connection that breaks (a server restart, a failover, pg_terminate_backend). */
   readonly onConnectionError?: (err: Error) => void;
 }
@@ -35,6 +37,9 @@ export function createPool(options: PoolOptions): pg.Pool {
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.keepaliveSeconds
+      ? { keepAlive: true, keepAliveInitialDelayMillis: options.keepaliveSeconds * 1000 }
+      : {}),
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   const report = options.onConnectionError ?? (() => {});

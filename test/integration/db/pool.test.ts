@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createPool } from '../../../pipeline/db/pool.js';
 import { ApiError, classifyFault } from '../../../pipeline/errors.js';
@@ -41,5 +43,29 @@ describe('db/pool', () => {
     });
     await pool.end();
     expect((caught as { code?: string }).code).to.equal('57014'); // query_canceled
+  });
+
+  it('turns TCP keepalive on for its connections, as the kernel shows them', async () => {
+    const timers = async (pool: ReturnType<typeof createPool>) => {
+      const client = await pool.connect();
+      try {
+        const { rows } = await client.query<{ port: number }>('SELECT inet_client_port() AS port');
+        const { stdout } = await promisify(execFile)('ss', [
+          '-tnoH',
+          'state',
+          'established',
+          `( sport = :${rows[0]?.port} )`,
+        ]);
+        return stdout;
+      } finally {
+        client.release();
+        await pool.end();
+      }
+    };
+    const url = testDatabaseUrl();
+    expect(await timers(createPool({ connectionString: url, max: 1, keepaliveSeconds: 30 }))).to.match(
+      /timer:\(keepalive,/,
+    );
+    expect(await timers(createPool({ connectionString: url, max: 1 }))).not.to.match(/timer:\(keepalive,/);
   });
 });
