@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { parse } from 'yaml';
+
+/**
+ * What can be checked of the files users deploy with, without a Docker engine: the image runs the
+ * current Node.js LTS as the unprivileged user with a data folder it owns, probes the right port,
+ * and compose keeps every dependency and operator port on the local machine, fails closed without a
+ * shared secrets key, and migrates before the API and the workers start.
+ */
+describe('deployment files', () => {
+  const dockerfile = readFileSync('Dockerfile', 'utf8');
+
+  it('the image: current Node.js LTS, non-root, a data folder the node user owns, a probe per process', () => {
+    const bases = [...dockerfile.matchAll(/^FROM node:(\d+)-/gm)].map((m) => Number(m[1]));
+    expect(bases).to.have.length(2);
+    for (const major of bases) expect(major % 2 === 0 && major >= 26, `node:${major}`).to.equal(true);
+    const runStage = dockerfile.slice(dockerfile.lastIndexOf('FROM '));
+    const user = runStage.indexOf('USER node');
+    const dataDir = runStage.search(/mkdir -p \/app\/\.data && chown node:node \/app\/\.data/);
+    expect(dataDir, 'the data folder is made and given to node').to.be.above(0);
+    expect(user, 'before the image drops to the node user').to.be.above(dataDir);
+    expect(runStage).to.match(/^EXPOSE 3000 3001 3100$/m);
+    const probe = /^HEALTHCHECK .*$/m.exec(runStage)?.[0] ?? '';
+    expect(probe).to.include('API_OPERATOR_PORT').and.to.include('PIPELINE_HTTP_PORT');
+  });
+
+  it('compose: dependencies and operator ports on 127.0.0.1, no trusted proxy, a shared key, migrations first', () => {
+    const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
+      services: Record<
+        string,
+        { ports?: string[]; environment?: Record<string, string>; depends_on?: Record<string, unknown> }
+      >;
+    };
+    const { services } = compose;
+    const publicPorts = Object.entries(services).flatMap(([name, s]) =>
+      (s.ports ?? []).filter((p) => !p.startsWith('127.0.0.1:')).map((p) => `${name} ${p}`),
+    );
+    expect(publicPorts, 'only the API serves beyond this machine').to.deep.equal([
+      'api 8080:3000',
+      'api 8443:3443',
+    ]);
+    for (const name of ['api', 'worker', 'migrate']) {
+      const env = services[name]?.environment ?? {};
+      expect(env.TRUST_PROXY ?? 'false', name).to.equal('false');
+      expect(env.TASK_SECRETS_KEY, name).to.match(/^\$\{TASK_SECRETS_KEY:\?/);
+    }
+    for (const name of ['api', 'worker'])
+      expect(services[name]?.depends_on?.migrate, name).to.deep.equal({
+        condition: 'service_completed_successfully',
+      });
+  });
+});
