@@ -82,6 +82,8 @@ export interface ServiceConfig {
   readonly importBatchSize: number;
   /** statement_timeout of the connections that serve admin requests. */
   readonly requestStatementTimeoutMs: number;
+  /** A service process applies the migrations at start (always on the embedded default). */
+  readonly migrateOnStart: boolean;
   /** TCP keepalive of every Postgres connection after this long idle; 0: off. */
   readonly databaseKeepaliveSeconds: number;
   /** The index behind users(searchKeyword). */
@@ -144,6 +146,7 @@ const ENV_KEYS = {
   IMPORT_BATCH_SIZE: 'import_batch_size',
   REQUEST_STATEMENT_TIMEOUT_MS: 'request_statement_timeout_ms',
   DATABASE_KEEPALIVE_SECONDS: 'database_keepalive_seconds',
+  MIGRATE_ON_START: 'migrate_on_start',
   CLICKHOUSE_URL: 'clickhouse_url',
   CLICKHOUSE_DATABASE: 'clickhouse_database',
   WORKER_CONCURRENCY: 'worker_concurrency',
@@ -291,6 +294,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     importBatchSize: doc.import_batch_size,
     requestStatementTimeoutMs: doc.request_statement_timeout_ms,
     databaseKeepaliveSeconds: doc.database_keepalive_seconds,
+    migrateOnStart: doc.migrate_on_start,
     search: doc.clickhouse_url
       ? { clickhouse: { url: doc.clickhouse_url, database: doc.clickhouse_database } }
       : {},

@@ -85,6 +85,9 @@ export const configSchema = {
     // Postgres's statement_timeout on the connections that serve admin requests (lookups, GraphQL,
     // status reads); the workers' connections have none.
     request_statement_timeout_ms: { type: 'integer', minimum: 100, maximum: 600000, default: 15000 },
+    // A service process applies the migrations at start: always on the embedded default, elsewhere
+    // only when this says so (a deployment runs `make migrate`, a Job, once per release).
+    migrate_on_start: { type: 'boolean', default: false },
     // TCP keepalive on every Postgres connection, after this long idle (0: off): a server or a
     // network path that vanished without a reset is noticed in about a minute, not two hours.
     database_keepalive_seconds: { type: 'integer', minimum: 0, maximum: 3600, default: 30 },

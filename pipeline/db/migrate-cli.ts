@@ -5,6 +5,6 @@ import { openDatabase } from './open-database.js';
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);
-const db = await openDatabase(config, log);
+const db = await openDatabase(config, log, 1, 0, { migrate: true });
 log.info('database is up to date');
 await db.close();

@@ -13,7 +13,8 @@ export interface Database {
 }
 
 /**
- * Connects (starting the embedded Postgres if DATABASE_URL is unset) and applies migrations. Warns
+ * Connects (starting the embedded Postgres if DATABASE_URL is unset) and, on the embedded default
+ * or when `migrate` (MIGRATE_ON_START) says so, applies the migrations. Warns
  * when the pool, with the `otherConnections` the process opens besides it, may open more
  * connections than the server lets ordinary users have: the last ones would be refused under
  * load, and the tasks waiting on them would fail.
@@ -23,6 +24,7 @@ export async function openDatabase(
   log: Logger,
   poolSize = 10,
   otherConnections = 0,
+  { migrate: migrateNow = config.migrateOnStart || !config.databaseUrl } = {},
 ): Promise<Database> {
   let connectionString = config.databaseUrl;
   let embedded: EmbeddedDatabase | undefined;
@@ -39,8 +41,10 @@ export async function openDatabase(
       log.warn({ code: sqlState(err), message: err.message }, 'database connection lost'),
   });
   try {
-    const applied = await migrate(pool);
-    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    if (migrateNow) {
+      const applied = await migrate(pool);
+      if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    }
     const allowed = await allowedConnections(pool);
     if (poolSize + otherConnections > allowed)
       log.warn(

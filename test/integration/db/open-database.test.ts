@@ -57,4 +57,37 @@ describe('openDatabase', () => {
       await db.close();
     }
   });
+
+  it('migrates outside the embedded default only when told to, and two migrations at once apply each file once', async () => {
+    const schema = `${admin.schema}_fresh`;
+    await admin().query(`CREATE SCHEMA ${schema}`);
+    try {
+      const url = new URL(testDatabaseUrl());
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      const keys = await makeTestKeys();
+      const log = pino({ level: 'silent' });
+      const tables = async () =>
+        (
+          await admin().query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1`,
+            [schema],
+          )
+        ).rows[0]?.n;
+
+      const unmigrated = await openDatabase(testConfig(keys, {}, { database_url: url.toString() }), log, 2);
+      await unmigrated.close();
+      expect(await tables(), 'a service process leaves the schema to `make migrate`').to.equal(0);
+
+      const told = testConfig(keys, {}, { database_url: url.toString(), migrate_on_start: true });
+      const [a, b] = await Promise.all([openDatabase(told, log, 2), openDatabase(told, log, 2)]);
+      await Promise.all([a.close(), b.close()]);
+      const { rows } = await admin().query<{ n: number; distinct: number }>(
+        `SELECT count(*)::int AS n, count(DISTINCT version)::int AS distinct FROM ${schema}.schema_migrations`,
+      );
+      expect(rows[0]?.n).to.equal(rows[0]?.distinct);
+      expect(rows[0]?.n).to.be.above(10);
+    } finally {
+      await admin().query(`DROP SCHEMA ${schema} CASCADE`);
+    }
+  });
 });
