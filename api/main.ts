@@ -36,7 +36,12 @@ await runService(log, async ({ started }) => {
     server.closeAllConnections();
   });
   if (config.apiOperatorPort > 0) {
-    const operator = await serveOperatorPaths(config.apiOperatorPort, parts);
+    // Ready means able to serve lookups: Postgres. A Kafka or blob store outage must not take every
+    // API process out of its load balancer (tasks are still accepted through the outbox).
+    const operator = await serveOperatorPaths(config.apiOperatorPort, {
+      pool: parts.requests,
+      blobs: undefined,
+    });
     started('health and metrics', async () => {
       operator.close();
       operator.closeAllConnections();
