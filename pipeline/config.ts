@@ -213,6 +213,12 @@ export function configFromDocument(raw: Record<string, unknown>): ServiceConfig 
     const problems = (validateConfig.errors ?? []).map(describeProblem);
     throw new ConfigError(`invalid configuration: ${[...new Set(problems)].join('; ')}`);
   }
+  // Two deployments on one cluster would take each other's task messages and drop them.
+  if (doc.kafka_brokers && doc.kafka_topic_prefix === '') {
+    throw new ConfigError(
+      'invalid configuration: KAFKA_TOPIC_PREFIX must be set with KAFKA_BROKERS (one prefix per deployment)',
+    );
+  }
   return deepFreeze(toServiceConfig(doc));
 }
 

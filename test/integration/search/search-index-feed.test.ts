@@ -55,6 +55,7 @@ describe('search index on ClickHouse: reindex and outage', function () {
         CLICKHOUSE_URL: settings.clickhouse_url,
         CLICKHOUSE_DATABASE: settings.clickhouse_database,
         KAFKA_BROKERS: process.env.TEST_KAFKA_BROKERS,
+        KAFKA_TOPIC_PREFIX: service.config().kafkaTopicPrefix,
         LOG_LEVEL: 'warn',
       },
     });

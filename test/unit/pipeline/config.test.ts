@@ -40,8 +40,13 @@ describe('config', () => {
   });
 
   it('reads the Kafka brokers as a list', () => {
-    expect(loadConfig({ KAFKA_BROKERS: 'a:9092,b:9092' }).kafkaBrokers).to.deep.equal(['a:9092', 'b:9092']);
-    expect(() => loadConfig({ KAFKA_BROKERS: 'a:9092,,b' })).to.throw(
+    const brokers = loadConfig({ KAFKA_BROKERS: 'a:9092,b:9092', KAFKA_TOPIC_PREFIX: 'prod.' }).kafkaBrokers;
+    expect(brokers).to.deep.equal(['a:9092', 'b:9092']);
+    expect(() => loadConfig({ KAFKA_BROKERS: 'a:9092' })).to.throw(
+      ConfigError,
+      'KAFKA_TOPIC_PREFIX must be set with KAFKA_BROKERS (one prefix per deployment)',
+    );
+    expect(() => loadConfig({ KAFKA_BROKERS: 'a:9092,,b', KAFKA_TOPIC_PREFIX: 'prod.' })).to.throw(
       ConfigError,
       /KAFKA_BROKERS has an invalid format/,
     );
