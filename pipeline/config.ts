@@ -45,6 +45,14 @@ export interface SearchConfig {
   readonly clickhouse?: { readonly url: string; readonly database: string };
 }
 
+/** How the service's Kafka topics are made: settings, with defaults that fit three brokers. */
+export interface KafkaTopicSettings {
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  /** Brokers that must hold a write before it is acknowledged (the producers ask for all). */
+  readonly minInsyncReplicas: number;
+}
+
 export interface ServiceConfig {
   readonly port: number;
   /** Absent: the embedded Postgres under `dataDir` is started. */
@@ -68,6 +76,8 @@ export interface ServiceConfig {
   /** Prefix of the task topics and consumer groups, to share a cluster between deployments. */
   readonly kafkaTopicPrefix: string;
   readonly kafkaSessionTimeoutMs: number;
+  /** How the service's topics are made: partitions, replicas, min.insync.replicas. */
+  readonly kafkaTopics: KafkaTopicSettings;
   /** How long a completed task (its details, input and file) is kept: 24 h (spec 8). */
   readonly taskRetentionSeconds: number;
   /** How long the import log keeps each request (the reach of a replay). */
@@ -136,6 +146,9 @@ const ENV_KEYS = {
   KAFKA_BROKERS: 'kafka_brokers',
   KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
   KAFKA_SESSION_TIMEOUT_MS: 'kafka_session_timeout_ms',
+  KAFKA_PARTITIONS: 'kafka_partitions',
+  KAFKA_REPLICATION_FACTOR: 'kafka_replication_factor',
+  KAFKA_MIN_INSYNC_REPLICAS: 'kafka_min_insync_replicas',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
   IMPORT_LOG_RETENTION_SECONDS: 'import_log_retention_seconds',
   TASK_EXPIRY_SECONDS: 'task_expiry_seconds',
@@ -213,6 +226,12 @@ export function configFromDocument(raw: Record<string, unknown>): ServiceConfig 
     const problems = (validateConfig.errors ?? []).map(describeProblem);
     throw new ConfigError(`invalid configuration: ${[...new Set(problems)].join('; ')}`);
   }
+  // A write could never be acknowledged by more replicas than a partition has.
+  if (doc.kafka_min_insync_replicas > doc.kafka_replication_factor) {
+    throw new ConfigError(
+      'invalid configuration: KAFKA_MIN_INSYNC_REPLICAS must not be more than KAFKA_REPLICATION_FACTOR',
+    );
+  }
   // Two deployments on one cluster would take each other's task messages and drop them.
   if (doc.kafka_brokers && doc.kafka_topic_prefix === '') {
     throw new ConfigError(
@@ -289,6 +308,11 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],
     kafkaTopicPrefix: doc.kafka_topic_prefix,
     kafkaSessionTimeoutMs: doc.kafka_session_timeout_ms,
+    kafkaTopics: {
+      partitions: doc.kafka_partitions,
+      replicationFactor: doc.kafka_replication_factor,
+      minInsyncReplicas: doc.kafka_min_insync_replicas,
+    },
     taskRetentionSeconds: doc.task_retention_seconds,
     importLogRetentionSeconds: doc.import_log_retention_seconds,
     taskExpirySeconds: doc.task_expiry_seconds,

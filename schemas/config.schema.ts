@@ -52,6 +52,11 @@ export const configSchema = {
     // Comma-separated host:port list; when set, task messages go through Kafka.
     kafka_brokers: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
     kafka_topic_prefix: { type: 'string', pattern: '^[a-zA-Z0-9._-]*$', default: '' },
+    // How the service's topics are made, when it makes them (an existing topic is left as it is):
+    // defaults for a cluster of three brokers or more.
+    kafka_partitions: { type: 'integer', minimum: 1, maximum: 10000, default: 12 },
+    kafka_replication_factor: { type: 'integer', minimum: 1, maximum: 32, default: 3 },
+    kafka_min_insync_replicas: { type: 'integer', minimum: 1, maximum: 32, default: 2 },
     // How soon a dead worker's partitions go to another (the broker allows 6000 at the least).
     kafka_session_timeout_ms: { type: 'integer', minimum: 6000, default: 30000 },
     task_retention_seconds: { type: 'integer', minimum: 1, default: 86400 },

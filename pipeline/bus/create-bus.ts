@@ -9,6 +9,7 @@ import { postgresQueueBus } from './postgres-queue.js';
 export function createBus(config: ServiceConfig, pool: Pool, log: Logger): TaskBus {
   return config.kafkaBrokers.length > 0
     ? kafkaBus(config.kafkaBrokers, config.kafkaTopicPrefix, log, {
+        topics: config.kafkaTopics,
         sessionTimeoutMs: config.kafkaSessionTimeoutMs,
         importLogRetentionSeconds: config.importLogRetentionSeconds,
       })

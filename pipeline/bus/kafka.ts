@@ -1,12 +1,13 @@
-import kafkajs, { type Consumer, type ITopicConfig, Kafka, logLevel, type Producer } from 'kafkajs';
+import kafkajs, { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import type { TaskKind } from '../../schemas/index.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isTaskId } from '../tasks/task-id.js';
 import type { ImportLog, LogOffsets, TaskBus } from './bus.js';
+import { ensureKafkaTopic, type KafkaTopicSettings } from './kafka-topics.js';
 
-// kafkajs is CommonJS: these two are not seen as named exports by Node's ESM loader.
-const { CompressionTypes, ConfigResourceTypes } = kafkajs;
+// kafkajs is CommonJS: this one is not seen as a named export by Node's ESM loader.
+const { CompressionTypes } = kafkajs;
 
 /** How long a stopped consumer waits before it is started again. */
 const CONSUMER_RESTART_MS = 3_000;
@@ -18,6 +19,8 @@ export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** Settings of the Kafka bus beyond its brokers. */
 export interface KafkaBusOptions {
+  /** How its topics are made (partitions, replicas, min.insync.replicas). */
+  readonly topics: KafkaTopicSettings;
   readonly sessionTimeoutMs?: number;
   /** How long the import topic keeps its messages (the reach of a replay); default 7 days. */
   readonly importLogRetentionSeconds?: number;
@@ -50,7 +53,11 @@ export function kafkaBus(
   brokers: readonly string[],
   prefix: string,
   log: Logger,
-  { sessionTimeoutMs = 30_000, importLogRetentionSeconds = 7 * 24 * 3600 }: KafkaBusOptions = {},
+  {
+    topics: topicSettings,
+    sessionTimeoutMs = 30_000,
+    importLogRetentionSeconds = 7 * 24 * 3600,
+  }: KafkaBusOptions,
 ): TaskBus {
   const kafka = kafkaClient(brokers, prefix, log);
   const heartbeatIntervalMs = Math.floor(sessionTimeoutMs / 10);
@@ -60,35 +67,28 @@ export function kafkaBus(
   const topics = new Map<TaskKind, Promise<void>>();
 
   /** The import topic keeps its messages for the log's retention; each topic takes a full request. */
-  function topicConfig(kind: TaskKind): NonNullable<ITopicConfig['configEntries']> {
-    const entries = [{ name: 'max.message.bytes', value: String(MAX_MESSAGE_BYTES) }];
-    if (kind === 'import')
-      entries.push({ name: 'retention.ms', value: String(importLogRetentionSeconds * 1000) });
-    return entries;
+  function topicConfigs(kind: TaskKind): Record<string, string> {
+    const configs: Record<string, string> = { 'max.message.bytes': String(MAX_MESSAGE_BYTES) };
+    if (kind === 'import') configs['retention.ms'] = String(importLogRetentionSeconds * 1000);
+    return configs;
   }
 
   /**
-   * Creates the kind's topic once (or brings an existing one's settings in line) and waits for its
-   * leaders: a consumer that subscribes to a topic the broker is still auto-creating gets
+   * Makes the kind's topic once (one that exists is left as it is) and waits for its leaders: a
+   * consumer that subscribes to a topic the broker is still auto-creating gets
    * UNKNOWN_TOPIC_OR_PARTITION.
    */
   function ensureTopic(kind: TaskKind): Promise<void> {
     let ready = topics.get(kind);
     if (!ready) {
-      ready = withAdmin(async (admin) => {
-        const topic = taskTopic(prefix, kind);
-        const configEntries = topicConfig(kind);
-        const created = await admin.createTopics({
-          topics: [{ topic, numPartitions: 4, configEntries }],
-          waitForLeaders: true,
-        });
-        if (!created) {
-          await admin.alterConfigs({
-            validateOnly: false,
-            resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries }],
-          });
-        }
-      });
+      ready = withAdmin((admin) =>
+        ensureKafkaTopic(
+          admin,
+          { topic: taskTopic(prefix, kind), configs: topicConfigs(kind) },
+          topicSettings,
+          log,
+        ),
+      );
       ready.catch(() => topics.delete(kind));
       topics.set(kind, ready);
     }

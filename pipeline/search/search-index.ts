@@ -52,7 +52,7 @@ export function startSearchFeed(
     for (let attempt = 0; !stopped; attempt++) {
       try {
         await store.createTable(LIVE_TABLE);
-        await ensureUserChangesTopic(kafka, prefix);
+        await ensureUserChangesTopic(kafka, prefix, config.kafkaTopics, log);
         sink = await startSearchSink(pool, kafka, store, config.project.id, prefix, log);
         return;
       } catch (err) {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
+import { ensureKafkaTopic, type KafkaTopicSettings } from '../bus/kafka-topics.js';
 import type { Pool } from '../db/pool.js';
 import { searchDocuments } from '../db/search-documents.js';
 import { withTransaction } from '../db/transaction.js';
@@ -25,14 +26,16 @@ export interface Stoppable {
 }
 
 /** Creates the topic of user changes unless it exists. */
-export async function ensureUserChangesTopic(kafka: Kafka, prefix: string): Promise<void> {
+export async function ensureUserChangesTopic(
+  kafka: Kafka,
+  prefix: string,
+  settings: KafkaTopicSettings,
+  log: Logger,
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      topics: [{ topic: userChangesTopic(prefix), numPartitions: 4 }],
-      waitForLeaders: true,
-    });
+    await ensureKafkaTopic(admin, { topic: userChangesTopic(prefix), configs: {} }, settings, log);
   } finally {
     await admin.disconnect();
   }

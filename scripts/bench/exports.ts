@@ -14,7 +14,7 @@ import { createLogger } from '../../pipeline/log.js';
 import { newTaskId } from '../../pipeline/tasks/task-id.js';
 import { exportSchema, exportUsers } from './export-data.js';
 import { COMPLETION_POLL_MS, rounds } from './measure.js';
-import { schemaUrl, startProcess } from './processes.js';
+import { BENCH_KAFKA_TOPICS, schemaUrl, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const CONTAINER = 'bench-exports';
@@ -158,7 +158,7 @@ async function exportOnce(
     AZURE_STORAGE_CONTAINER: CONTAINER,
   };
   const worker = await startProcess('pipeline/main.ts', [], env, 'Pipeline workers running');
-  const bus = kafkaBus(brokers.split(','), prefix, createLogger('silent'));
+  const bus = kafkaBus(brokers.split(','), prefix, createLogger('silent'), { topics: BENCH_KAFKA_TOPICS });
   const db = createPool({ connectionString: databaseUrl, schema: exportSchema(users), max: 2 });
   try {
     const id = newTaskId('export');

@@ -11,6 +11,19 @@ import { Pool as HttpPool } from 'undici';
  */
 const BENCH_SECRETS_KEY = randomBytes(32).toString('base64');
 
+/** How the bench's topics are made on its single broker: one replica. */
+export const BENCH_KAFKA_TOPICS = { partitions: 4, replicationFactor: 1, minInsyncReplicas: 1 } as const;
+
+/** The environment of every service process the bench starts, beside its own. */
+const BENCH_SERVICE_ENV = {
+  PIPELINE_HTTP_PORT: '0', // several bench workers may run at once: none serves the operator port
+  API_OPERATOR_PORT: '0',
+  TASK_SECRETS_KEY: BENCH_SECRETS_KEY,
+  KAFKA_PARTITIONS: String(BENCH_KAFKA_TOPICS.partitions),
+  KAFKA_REPLICATION_FACTOR: String(BENCH_KAFKA_TOPICS.replicationFactor),
+  KAFKA_MIN_INSYNC_REPLICAS: String(BENCH_KAFKA_TOPICS.minInsyncReplicas),
+};
+
 /** A service process started for a benchmark, stopped with SIGTERM. */
 export interface BenchProcess {
   readonly pid: number | undefined;
@@ -35,13 +48,7 @@ export function startProcess(
     entry
   ];
   const heap = cap ? [`--max-old-space-size=${cap}`] : [];
-  // Several bench workers may run at once: none serves the operator port.
-  return spawnUntilReady(
-    entry,
-    [...heap, compiled, ...args],
-    { PIPELINE_HTTP_PORT: '0', API_OPERATOR_PORT: '0', TASK_SECRETS_KEY: BENCH_SECRETS_KEY, ...env },
-    ready,
-  );
+  return spawnUntilReady(entry, [...heap, compiled, ...args], { ...BENCH_SERVICE_ENV, ...env }, ready);
 }
 
 /** Starts a bench script of its own (run through tsx, as the bench is) once it prints `ready`. */
@@ -160,7 +167,7 @@ export async function startBenchService(
     KAFKA_BROKERS: brokers,
     KAFKA_TOPIC_PREFIX: `bench${name}${Date.now()}.`,
     ADMIN_JWKS_FILE: jwksFile,
-    TASK_SECRETS_KEY: BENCH_SECRETS_KEY,
+    ...BENCH_SERVICE_ENV,
     TRUST_PROXY: 'true',
     PORT: String(port),
     ...env(port),

@@ -18,7 +18,7 @@ import {
 import type { UserSearch, UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { generated } from './bench-schema.js';
 import { freshSchema, record } from './imports.js';
-import { startBenchService } from './processes.js';
+import { BENCH_KAFKA_TOPICS, startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const PROJECT = 'default';
@@ -152,7 +152,7 @@ async function sinkThroughput(
   const quiet = createLogger('warn');
   const prefix = `benchsink${Date.now()}.`;
   const kafka = kafkaClient(brokers.split(','), prefix, quiet);
-  await ensureUserChangesTopic(kafka, prefix);
+  await ensureUserChangesTopic(kafka, prefix, BENCH_KAFKA_TOPICS, quiet);
   const since = Date.now() * 1000;
   await db.query('INSERT INTO user_changes (user_id) SELECT unnest($1::uuid[])', [ids]);
   const started = process.hrtime.bigint();

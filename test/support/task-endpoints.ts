@@ -5,11 +5,13 @@ import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import type { Logger } from '../../pipeline/log.js';
 import { type AdminClient, adminToken, type TestKeys } from './admin-api.js';
-import { testKafkaBrokers } from './kafka.js';
+import { TEST_KAFKA_TOPICS, testKafkaBrokers } from './kafka.js';
 
 /** The task bus of a test: real Kafka under its own topic prefix, or the Postgres queue. */
 export function testBus(transport: 'kafka' | 'postgres', prefix: string, db: Pool, log: Logger): TaskBus {
-  return transport === 'kafka' ? kafkaBus(testKafkaBrokers(), prefix, log) : postgresQueueBus(db, log);
+  return transport === 'kafka'
+    ? kafkaBus(testKafkaBrokers(), prefix, log, { topics: TEST_KAFKA_TOPICS })
+    : postgresQueueBus(db, log);
 }
 
 /** One task kind's endpoints (spec 4.1-4.4), called as an admin. */

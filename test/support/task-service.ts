@@ -16,7 +16,7 @@ import {
   testConfig,
 } from './admin-api.js';
 import { TEST_CONNECTIONS, useTestSchema } from './database.js';
-import { testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
+import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
 import { testBus } from './task-endpoints.js';
 
 /** The parts of one describe block's service: schema, config, facade, bus, upkeep and workers. */
@@ -76,7 +76,13 @@ export function useTaskService(
     const prefix = uniqueTopicPrefix();
     config = testConfig(keys, options.project ?? {}, {
       ...(transport === 'kafka'
-        ? { kafka_brokers: testKafkaBrokers().join(','), kafka_topic_prefix: prefix }
+        ? {
+            kafka_brokers: testKafkaBrokers().join(','),
+            kafka_topic_prefix: prefix,
+            kafka_partitions: TEST_KAFKA_TOPICS.partitions,
+            kafka_replication_factor: TEST_KAFKA_TOPICS.replicationFactor,
+            kafka_min_insync_replicas: TEST_KAFKA_TOPICS.minInsyncReplicas,
+          }
         : {}),
       ...options.settings,
     });

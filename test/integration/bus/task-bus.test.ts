@@ -8,7 +8,7 @@ import { insertTask } from '../../../pipeline/db/tasks.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { newTaskId } from '../../../pipeline/tasks/task-id.js';
 import { useTestSchema } from '../../support/database.js';
-import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 
 const log = createLogger('silent');
 
@@ -43,7 +43,9 @@ for (const transport of ['postgres', 'kafka'] as const) {
     const buses: TaskBus[] = [];
     const makeBus = (prefix: string) => {
       const bus =
-        transport === 'kafka' ? kafkaBus(testKafkaBrokers(), prefix, log) : postgresQueueBus(db(), log);
+        transport === 'kafka'
+          ? kafkaBus(testKafkaBrokers(), prefix, log, { topics: TEST_KAFKA_TOPICS })
+          : postgresQueueBus(db(), log);
       buses.push(bus);
       return bus;
     };
@@ -135,7 +137,7 @@ describe('task bus on kafka, a task longer than the session', function () {
     const body = exportMessage(id);
     await insertTask(db(), { id, project: 'default', kind: 'export', message: body, options: {}, total: 0 });
     const buses = Array.from({ length: 2 }, () =>
-      kafkaBus(testKafkaBrokers(), prefix, log, { sessionTimeoutMs: SESSION_MS }),
+      kafkaBus(testKafkaBrokers(), prefix, log, { topics: TEST_KAFKA_TOPICS, sessionTimeoutMs: SESSION_MS }),
     );
     const handled: string[] = [];
     let finished = 0;

@@ -42,6 +42,15 @@ describe('config', () => {
   it('reads the Kafka brokers as a list', () => {
     const brokers = loadConfig({ KAFKA_BROKERS: 'a:9092,b:9092', KAFKA_TOPIC_PREFIX: 'prod.' }).kafkaBrokers;
     expect(brokers).to.deep.equal(['a:9092', 'b:9092']);
+    const prod = loadConfig({ KAFKA_BROKERS: 'a:9092', KAFKA_TOPIC_PREFIX: 'prod.' }).kafkaTopics;
+    expect(prod, 'defaults for three brokers').to.deep.equal({
+      partitions: 12,
+      replicationFactor: 3,
+      minInsyncReplicas: 2,
+    });
+    expect(() =>
+      loadConfig({ KAFKA_BROKERS: 'a:9092', KAFKA_TOPIC_PREFIX: 'p.', KAFKA_REPLICATION_FACTOR: '1' }),
+    ).to.throw(ConfigError, 'KAFKA_MIN_INSYNC_REPLICAS must not be more than KAFKA_REPLICATION_FACTOR');
     expect(() => loadConfig({ KAFKA_BROKERS: 'a:9092' })).to.throw(
       ConfigError,
       'KAFKA_TOPIC_PREFIX must be set with KAFKA_BROKERS (one prefix per deployment)',
