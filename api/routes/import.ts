@@ -145,7 +145,7 @@ function detailsQuery(query: Record<string, string | string[] | undefined>): Det
 }
 
 /**
- * The import task as spec 2.3 shows it, with the members of DECISIONS.md; a page of details as
+ * The import task as spec 2.3 shows it, with the members the service adds; a page of details as
  * asked, and `details_next`, the path of the next page, when more follow.
  */
 async function importStatus(
