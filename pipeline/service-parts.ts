@@ -7,7 +7,7 @@ import { openDatabase } from './db/open-database.js';
 import { createPool, type Pool } from './db/pool.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
-import { watchTasks } from './operator/metrics.js';
+import { watchBus, watchTasks } from './operator/metrics.js';
 import { openSearchIndex, startSearchFeed } from './search/search-index.js';
 import type { UserSearchIndex } from './search/user-search.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
@@ -63,6 +63,7 @@ export async function startPipelineParts(
   const upkeep = startTaskUpkeep(db.pool, bus, storage.blobs, config, log);
   started('task upkeep', () => upkeep.stop());
   watchTasks(db.pool);
+  watchBus(bus);
   const index = openSearchIndex(config, requests);
   started('search index', () => index.close());
   const parts = { pool: db.pool, requests, bus, blobs: storage.blobs, secrets, upkeep, search: index.search };

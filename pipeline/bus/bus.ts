@@ -32,8 +32,20 @@ export interface TaskBus {
   check(): Promise<void>;
   /** The import messages as a log that can be read again (for a replay). */
   readonly importLog: ImportLog;
+  /**
+   * Messages of each kind not yet handled by its workers, per partition: the consumer lag an
+   * autoscaler scales the workers on.
+   */
+  lag(): Promise<ConsumerLag[]>;
   /** Stops consuming (after the message in hand) and releases connections. */
   close(): Promise<void>;
+}
+
+/** The messages of a kind's partition that its workers have not handled yet. */
+export interface ConsumerLag {
+  readonly kind: TaskKind;
+  readonly partition: string;
+  readonly lag: number;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { TaskKind } from '../../schemas/index.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isTaskId } from '../tasks/task-id.js';
-import type { ImportLog, LogOffsets, TaskBus } from './bus.js';
+import type { ConsumerLag, ImportLog, LogOffsets, TaskBus } from './bus.js';
 import { ensureKafkaTopic, type KafkaTopicSettings } from './kafka-topics.js';
 
 // kafkajs is CommonJS: this one is not seen as a named export by Node's ESM loader.
@@ -105,6 +105,9 @@ export function kafkaBus(
       await admin.disconnect();
     }
   }
+
+  /** The consumer group of a kind's workers. */
+  const workerGroup = (kind: TaskKind) => `${prefix}user-${kind}-workers`;
 
   const importTopic = taskTopic(prefix, 'import');
   const importLog: ImportLog = {
@@ -236,7 +239,7 @@ export function kafkaBus(
     },
     async subscribe(kind, handler, concurrency = 1) {
       const consumer = kafka.consumer({
-        groupId: `${prefix}user-${kind}-workers`,
+        groupId: workerGroup(kind),
         allowAutoTopicCreation: true,
         sessionTimeout: sessionTimeoutMs,
         heartbeatInterval: heartbeatIntervalMs,
@@ -293,6 +296,23 @@ export function kafkaBus(
       }
     },
     check: () => withAdmin(async (admin) => void (await admin.describeCluster())),
+    lag: () =>
+      withAdmin(async (admin) => {
+        const lags: ConsumerLag[] = [];
+        for (const kind of [...topics.keys()].sort()) {
+          const topic = taskTopic(prefix, kind);
+          const ends = await admin.fetchTopicOffsets(topic);
+          const [committed] = await admin.fetchOffsets({ groupId: workerGroup(kind), topics: [topic] });
+          const at = new Map((committed?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+          for (const end of ends) {
+            // A partition the group never committed on starts from its earliest message.
+            const from = at.get(end.partition) ?? -1n;
+            const start = from < 0n ? BigInt(end.low) : from;
+            lags.push({ kind, partition: String(end.partition), lag: Number(BigInt(end.high) - start) });
+          }
+        }
+        return lags;
+      }),
     importLog,
     async close() {
       closing = true;

@@ -3,6 +3,7 @@ import type { TaskKind } from '../../schemas/index.js';
 import type { Pool } from '../db/pool.js';
 import {
   countQueueLog,
+  countWaiting,
   enqueueMessage,
   markProcessed,
   queueEndPosition,
@@ -93,6 +94,9 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
     },
     async check() {
       await queueEndPosition(pool);
+    },
+    async lag() {
+      return (await countWaiting(pool)).map(({ kind, n }) => ({ kind, partition: PARTITION, lag: n }));
     },
     importLog,
     async close() {

@@ -71,6 +71,14 @@ export interface QueueLogRow {
   readonly message: string;
 }
 
+/** Messages waiting in the queue, by kind (the embedded bus's one partition). */
+export async function countWaiting(db: Queryable): Promise<{ kind: TaskKind; n: number }[]> {
+  const { rows } = await db.query<{ kind: TaskKind; n: number }>(
+    'SELECT kind, count(*)::int AS n FROM task_queue WHERE processed_at IS NULL GROUP BY kind ORDER BY kind',
+  );
+  return rows;
+}
+
 /** How many logged messages of the kind lie in [from, to). */
 export async function countQueueLog(
   db: Queryable,

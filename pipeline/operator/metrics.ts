@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { TaskBus } from '../bus/bus.js';
 import type { Queryable } from '../db/pool.js';
 import { countTasksByState } from '../db/tasks.js';
 
@@ -97,3 +98,24 @@ export async function timed<T, L extends string>(
     end();
   }
 }
+
+let busSource: TaskBus | undefined;
+
+/** The consumer lag of each kind's workers, per partition, read from the bus given here at each scrape. */
+export function watchBus(bus: TaskBus): void {
+  busSource = bus;
+}
+
+new Gauge({
+  name: 'users_task_consumer_lag',
+  help: "Task messages a kind's workers have not handled yet, by kind and partition (what to scale workers on)",
+  labelNames: ['kind', 'partition'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    if (!busSource) return;
+    // A bus that does not answer leaves the gauge empty; the rest of the scrape still answers.
+    const lags = await busSource.lag().catch(() => []);
+    for (const { kind, partition, lag } of lags) this.set({ kind, partition }, lag);
+  },
+});

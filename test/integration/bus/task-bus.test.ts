@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import type { BusMessage, TaskBus } from '../../../pipeline/bus/bus.js';
+import type { BusMessage, ConsumerLag, TaskBus } from '../../../pipeline/bus/bus.js';
 import { kafkaBus } from '../../../pipeline/bus/kafka.js';
 import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
 import { exportMessage, importMessage } from '../../../pipeline/bus/task-message.js';
@@ -8,6 +8,7 @@ import { insertTask } from '../../../pipeline/db/tasks.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { newTaskId } from '../../../pipeline/tasks/task-id.js';
 import { useTestSchema } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
 import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 
 const log = createLogger('silent');
@@ -96,6 +97,22 @@ for (const transport of ['postgres', 'kafka'] as const) {
       await withTimeout(c.all, 45_000);
       expect(attempts).to.equal(2);
       expect(c.seen).to.deep.equal([message]);
+    });
+
+    it('counts the messages its workers have not handled yet: the consumer lag', async () => {
+      const bus = makeBus(uniqueTopicPrefix());
+      for (let i = 0; i < 3; i++) await bus.publish(await newTask());
+      const waiting = (lags: readonly ConsumerLag[]) =>
+        lags.filter((l) => l.kind === 'import').reduce((n, l) => n + l.lag, 0);
+      expect(waiting(await bus.lag())).to.equal(3);
+      const c = collector(3);
+      await bus.subscribe('import', c.handle);
+      await withTimeout(c.all, 30_000);
+      const drained = await eventually(
+        () => bus.lag(),
+        (lags) => waiting(lags) === 0,
+      );
+      expect(waiting(drained)).to.equal(0);
     });
 
     it('does not deliver messages of another kind', async () => {

@@ -107,6 +107,7 @@ describe('health, readiness, metrics and request ids', function () {
     expect(metric(after.text, inserted) - metric(before.text, inserted)).to.equal(2);
     expect(after.text).to.include('users_tasks{kind="import",state="completed"}');
     expect(after.text).to.include('users_http_request_duration_seconds_bucket');
+    expect(after.text).to.include('# TYPE users_task_consumer_lag gauge');
 
     const lines = api().logLines();
     const request = lines.find((l) => l.msg === 'request' && l.request_id === 'req-metrics-1');
