@@ -46,27 +46,29 @@ export function checkDocumentSize(text: string): void {
 }
 
 /**
- * The verdict on each document whose limits depend on it alone (its `first` arguments, if any,
- * are literals): the refusal, or null once it passed. Lookups send the same few documents with
- * other variables: their limits are checked once, not on every request.
+ * What is known of each document: its verdict when its limits depend on it alone (the refusal, or
+ * null once it passed), or `per request` when its cost depends on its variables. Lookups send the
+ * same few documents with other variables: their limits are judged once, not on every request.
  */
-const verdicts = new WeakMap<DocumentNode, ApiError | null>();
+const verdicts = new WeakMap<DocumentNode, ApiError | null | 'per request'>();
 
 /**
  * Checks a parsed document against every limit (depth, aliases, cost) and throws the refusal of
- * the first it passes; a document whose cost depends on its variables is checked on every request.
+ * the first it passes; a document whose cost depends on its variables is judged on every request.
  */
 export function checkOperationLimits(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Readonly<Record<string, unknown>> | undefined,
 ): void {
-  let verdict = verdicts.get(document);
-  if (verdict === undefined) {
-    verdict = refusalOf(schema, document, variables);
-    if (!pagesByVariable(document)) verdicts.set(document, verdict);
+  const known = verdicts.get(document);
+  if (known !== undefined && known !== 'per request') {
+    if (known) throw known;
+    return;
   }
-  if (verdict) throw verdict;
+  const refusal = refusalOf(schema, document, variables);
+  if (known === undefined) verdicts.set(document, costDependsOnVariables(document) ? 'per request' : refusal);
+  if (refusal) throw refusal;
 }
 
 function refusalOf(
@@ -87,7 +89,7 @@ function refusalOf(
  * Whether the cost of the document depends on its variables: a `first`, or the `if` of an
  * `@include` or `@skip`, given by a variable.
  */
-function pagesByVariable(document: DocumentNode): boolean {
+function costDependsOnVariables(document: DocumentNode): boolean {
   let byVariable = false;
   const costly = new Set(['first', 'if']);
   visit(document, {
