@@ -76,14 +76,20 @@ export interface ServiceConfig {
   /** Prefix of the task topics and consumer groups, to share a cluster between deployments. */
   readonly kafkaTopicPrefix: string;
   readonly kafkaSessionTimeoutMs: number;
+  /** TLS and SASL to the brokers (a managed cluster); absent: plain, unauthenticated. */
+  readonly kafkaSecurity: KafkaSecurity;
   /** How the service's topics are made: partitions, replicas, min.insync.replicas. */
   readonly kafkaTopics: KafkaTopicSettings;
   /** How long a completed task (its details, input and file) is kept: 24 h (spec 8). */
   readonly taskRetentionSeconds: number;
   /** How long the import log keeps each request (the reach of a replay). */
   readonly importLogRetentionSeconds: number;
-  /** A pending task with no sign of a worker for this long ends TaskExpired. */
-  readonly taskExpirySeconds: number;
+  /** How long a worker's claim on a task lasts unless renewed. */
+  readonly taskLeaseSeconds: number;
+  /** A task whose lease lapsed this many times ends TaskExpired. */
+  readonly taskMaxLapses: number;
+  /** How long a stopping process waits for its tasks to hand over before it exits 1. */
+  readonly shutdownGraceSeconds: number;
   /** How long a task retries through transient faults before it fails. */
   readonly taskRetrySeconds: number;
   /** The key sealing stored secrets (base64); absent: a key kept in the data folder. */
@@ -96,6 +102,8 @@ export interface ServiceConfig {
   readonly migrateOnStart: boolean;
   /** TCP keepalive of every Postgres connection after this long idle; 0: off. */
   readonly databaseKeepaliveSeconds: number;
+  /** lock_timeout, idle_in_transaction_session_timeout and statement_timeout of worker connections (ms; 0: off). */
+  readonly databaseTimeouts: DatabaseTimeouts;
   /** The index behind users(searchKeyword). */
   readonly search: SearchConfig;
   /** Records of pending imports past which a new import is refused (429) until they drain. */
@@ -104,6 +112,23 @@ export interface ServiceConfig {
   readonly workerConcurrency: number;
   readonly export: ExportConfig;
   readonly project: ProjectConfig;
+}
+
+/** Session timeouts of the connections of workers and upkeep, in milliseconds; 0: off. */
+export interface DatabaseTimeouts {
+  readonly lockMs: number;
+  readonly idleInTransactionMs: number;
+  readonly statementMs: number;
+}
+
+/** How a Kafka client proves itself: TLS (with a CA and a client certificate) and SASL. */
+export interface KafkaSecurity {
+  readonly ssl?: { readonly caFile?: string; readonly certFile?: string; readonly keyFile?: string };
+  readonly sasl?: {
+    readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+    readonly username: string;
+    readonly password: string;
+  };
 }
 
 /** Where export files go, and the limits of spec 8 around them. */
@@ -146,12 +171,21 @@ const ENV_KEYS = {
   KAFKA_BROKERS: 'kafka_brokers',
   KAFKA_TOPIC_PREFIX: 'kafka_topic_prefix',
   KAFKA_SESSION_TIMEOUT_MS: 'kafka_session_timeout_ms',
+  KAFKA_SSL: 'kafka_ssl',
+  KAFKA_SSL_CA_FILE: 'kafka_ssl_ca_file',
+  KAFKA_SSL_CERT_FILE: 'kafka_ssl_cert_file',
+  KAFKA_SSL_KEY_FILE: 'kafka_ssl_key_file',
+  KAFKA_SASL_MECHANISM: 'kafka_sasl_mechanism',
+  KAFKA_SASL_USERNAME: 'kafka_sasl_username',
+  KAFKA_SASL_PASSWORD: 'kafka_sasl_password',
   KAFKA_PARTITIONS: 'kafka_partitions',
   KAFKA_REPLICATION_FACTOR: 'kafka_replication_factor',
   KAFKA_MIN_INSYNC_REPLICAS: 'kafka_min_insync_replicas',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
   IMPORT_LOG_RETENTION_SECONDS: 'import_log_retention_seconds',
-  TASK_EXPIRY_SECONDS: 'task_expiry_seconds',
+  TASK_LEASE_SECONDS: 'task_lease_seconds',
+  TASK_MAX_LAPSES: 'task_max_lapses',
+  SHUTDOWN_GRACE_SECONDS: 'shutdown_grace_seconds',
   TASK_RETRY_SECONDS: 'task_retry_seconds',
   TASK_SECRETS_KEY: 'task_secrets_key',
   TASK_SECRETS_PREVIOUS_KEYS: 'task_secrets_previous_keys',
@@ -159,6 +193,9 @@ const ENV_KEYS = {
   IMPORT_BATCH_SIZE: 'import_batch_size',
   REQUEST_STATEMENT_TIMEOUT_MS: 'request_statement_timeout_ms',
   DATABASE_KEEPALIVE_SECONDS: 'database_keepalive_seconds',
+  DATABASE_LOCK_TIMEOUT_MS: 'database_lock_timeout_ms',
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 'database_idle_in_transaction_timeout_ms',
+  DATABASE_STATEMENT_TIMEOUT_MS: 'database_statement_timeout_ms',
   MIGRATE_ON_START: 'migrate_on_start',
   CLICKHOUSE_URL: 'clickhouse_url',
   CLICKHOUSE_DATABASE: 'clickhouse_database',
@@ -175,6 +212,9 @@ const ENV_KEYS = {
   EXPORT_RATE_LIMIT: 'export_rate_limit',
   EXPORT_RATE_LIMIT_PERIOD_SECONDS: 'export_rate_limit_period_seconds',
 } as const;
+
+/** Every environment variable the service reads (besides PROJECT_CONFIG). */
+export const CONFIG_VARIABLES: readonly string[] = [...Object.keys(ENV_KEYS), 'PROJECT_CONFIG'];
 
 /** Boolean variables also take 1 and 0, as DECISIONS.md writes TRUST_PROXY. */
 const BOOLEAN_WORDS: Readonly<Record<string, string>> = { '1': 'true', '0': 'false' };
@@ -232,6 +272,17 @@ export function configFromDocument(raw: Record<string, unknown>): ServiceConfig 
       'invalid configuration: KAFKA_MIN_INSYNC_REPLICAS must not be more than KAFKA_REPLICATION_FACTOR',
     );
   }
+  // SASL without its credentials, or a client certificate without its key, cannot connect.
+  if (doc.kafka_sasl_mechanism && !(doc.kafka_sasl_username && doc.kafka_sasl_password)) {
+    throw new ConfigError(
+      'invalid configuration: KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
+    );
+  }
+  if (Boolean(doc.kafka_ssl_cert_file) !== Boolean(doc.kafka_ssl_key_file)) {
+    throw new ConfigError(
+      'invalid configuration: KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE must be set together',
+    );
+  }
   // Two deployments on one cluster would take each other's task messages and drop them.
   if (doc.kafka_brokers && doc.kafka_topic_prefix === '') {
     throw new ConfigError(
@@ -279,6 +330,27 @@ function ruleOf(rule: PropertyRule, error: ErrorObject): string {
   return error.keyword === 'pattern' ? 'has an invalid format' : (error.message ?? error.keyword);
 }
 
+function kafkaSecurity(doc: ConfigDocument): KafkaSecurity {
+  const files = {
+    ...(doc.kafka_ssl_ca_file ? { caFile: doc.kafka_ssl_ca_file } : {}),
+    ...(doc.kafka_ssl_cert_file ? { certFile: doc.kafka_ssl_cert_file } : {}),
+    ...(doc.kafka_ssl_key_file ? { keyFile: doc.kafka_ssl_key_file } : {}),
+  };
+  const ssl = doc.kafka_ssl || Object.keys(files).length > 0;
+  return {
+    ...(ssl ? { ssl: files } : {}),
+    ...(doc.kafka_sasl_mechanism && doc.kafka_sasl_username && doc.kafka_sasl_password
+      ? {
+          sasl: {
+            mechanism: doc.kafka_sasl_mechanism,
+            username: doc.kafka_sasl_username,
+            password: doc.kafka_sasl_password,
+          },
+        }
+      : {}),
+  };
+}
+
 function readProjectFile(file: string): unknown {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
@@ -308,6 +380,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     kafkaBrokers: doc.kafka_brokers ? doc.kafka_brokers.split(',') : [],
     kafkaTopicPrefix: doc.kafka_topic_prefix,
     kafkaSessionTimeoutMs: doc.kafka_session_timeout_ms,
+    kafkaSecurity: kafkaSecurity(doc),
     kafkaTopics: {
       partitions: doc.kafka_partitions,
       replicationFactor: doc.kafka_replication_factor,
@@ -315,7 +388,9 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     },
     taskRetentionSeconds: doc.task_retention_seconds,
     importLogRetentionSeconds: doc.import_log_retention_seconds,
-    taskExpirySeconds: doc.task_expiry_seconds,
+    taskLeaseSeconds: doc.task_lease_seconds,
+    taskMaxLapses: doc.task_max_lapses,
+    shutdownGraceSeconds: doc.shutdown_grace_seconds,
     taskRetrySeconds: doc.task_retry_seconds,
     taskSecrets: {
       key: doc.task_secrets_key,
@@ -324,6 +399,11 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     importBatchSize: doc.import_batch_size,
     requestStatementTimeoutMs: doc.request_statement_timeout_ms,
     databaseKeepaliveSeconds: doc.database_keepalive_seconds,
+    databaseTimeouts: {
+      lockMs: doc.database_lock_timeout_ms,
+      idleInTransactionMs: doc.database_idle_in_transaction_timeout_ms,
+      statementMs: doc.database_statement_timeout_ms,
+    },
     migrateOnStart: doc.migrate_on_start,
     search: doc.clickhouse_url
       ? { clickhouse: { url: doc.clickhouse_url, database: doc.clickhouse_database } }

@@ -98,6 +98,14 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+/**
+ * The attempt at a task that met this no longer owns it: its lease lapsed and another worker
+ * claimed the task, or it was released. Its worker stops and writes nothing more; no one is told.
+ */
+export class AttemptLost extends Error {
+  override readonly name = 'AttemptLost';
+}
+
 /** The outside services a fault can come from. */
 export type Dependency = 'database' | 'task bus' | 'blob storage' | 'search index';
 
@@ -145,6 +153,9 @@ const NETWORK_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/** A lock not granted within lock_timeout: the holder (a host that vanished?) is gone later. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
 /** Postgres SQLSTATE for a unique constraint violation. */
 export const UNIQUE_VIOLATION = '23505';
 
@@ -167,7 +178,7 @@ export function classifyFault(err: unknown): Fault {
   const state = sqlState(err);
   if (state) {
     const cls = state.slice(0, 2);
-    if (TRANSIENT_SQLSTATE_CLASSES.has(cls))
+    if (TRANSIENT_SQLSTATE_CLASSES.has(cls) || state === LOCK_NOT_AVAILABLE)
       return { kind: 'transient', dependency: 'database', code: state };
     if (DATA_SQLSTATE_CLASSES.has(cls)) return { kind: 'data', code: state };
     return { kind: 'permanent', code: state };

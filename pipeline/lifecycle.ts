@@ -10,7 +10,7 @@ export interface Lifecycle {
 
 /**
  * How `make start`, `make api` and `make pipeline` end: SIGINT or SIGTERM stop every started part
- * and exit 0 (1 when they are not all stopped within `stopDeadlineMs`); a failed start (a port
+ * and exit 0 (1 when they are not all stopped within `stopDeadlineMs`: SHUTDOWN_GRACE_SECONDS); a failed start (a port
  * already taken, a migration that fails), an uncaught error or an unhandled rejection stops them
  * and exits 1. Without this, the embedded default's Postgres and Azurite outlived a process that
  * crashed and held their ports and data folder against the next start.

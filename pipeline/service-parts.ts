@@ -7,7 +7,7 @@ import { openDatabase } from './db/open-database.js';
 import { createPool, type Pool } from './db/pool.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
-import { watchBus, watchTasks } from './operator/metrics.js';
+import { watchBus, watchTasks, watchWorkers } from './operator/metrics.js';
 import { openSearchIndex, startSearchFeed } from './search/search-index.js';
 import type { UserSearchIndex } from './search/user-search.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
@@ -52,6 +52,8 @@ export async function startPipelineParts(
     connectionString: db.connectionString,
     max: REQUEST_CONNECTIONS,
     statementTimeoutMs: config.requestStatementTimeoutMs,
+    lockTimeoutMs: config.databaseTimeouts.lockMs,
+    idleInTransactionTimeoutMs: config.databaseTimeouts.idleInTransactionMs,
     keepaliveSeconds: config.databaseKeepaliveSeconds,
   });
   started('request connections', () => requests.end());
@@ -68,7 +70,10 @@ export async function startPipelineParts(
   started('search index', () => index.close());
   const parts = { pool: db.pool, requests, bus, blobs: storage.blobs, secrets, upkeep, search: index.search };
   if (workers) {
-    await startWorkers({ ...parts, config, log });
+    const workers = await startWorkers({ ...parts, config, log });
+    // Stopped before the bus and the upkeep: a released task is offered again by the relay.
+    started('workers', () => workers.stop());
+    watchWorkers(workers.running);
     if (index.store) {
       const feed = startSearchFeed(config, db.pool, index.store, log);
       started('search feed', () => feed.stop());

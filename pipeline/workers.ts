@@ -1,10 +1,12 @@
+import { setMaxListeners } from 'node:events';
+import type { TaskKind } from '../schemas/index.js';
 import type { BlobStorage } from './blob/blob-storage.js';
-import type { TaskBus } from './bus/bus.js';
+import type { TakenTask, TaskBus } from './bus/bus.js';
 import { parseTaskMessage } from './bus/task-message.js';
 import type { ServiceConfig } from './config.js';
 import type { Pool } from './db/pool.js';
 import { runExport } from './export/run-export.js';
-import { runExportPart } from './export/split-export.js';
+import { takeExportPart } from './export/split-export.js';
 import { runImport } from './import/run-import.js';
 import type { Logger } from './log.js';
 import { taskRunner } from './tasks/run-task.js';
@@ -32,9 +34,21 @@ export function workerConnections(concurrency: number): number {
   return 2 * concurrency * 3;
 }
 
+/** The pipeline workers of a process. */
+export interface Workers {
+  /** Tasks and export parts running in this process, by kind. */
+  running(): Readonly<Record<TaskKind, number>>;
+  /**
+   * Drains: takes no more messages, stops every running task at its next safe point (an import
+   * after the batch at hand) and releases it for another worker, and gives back the export parts it
+   * was writing. Resolves once all of them have.
+   */
+  stop(): Promise<void>;
+}
+
 /**
  * Subscribes the import and export workers to the bus; each task runs through the one task
- * runner. They take no new message once the bus is closed, which is left to whoever opened it.
+ * runner. The bus itself is left open (closed by whoever opened it).
  */
 export async function startWorkers({
   config,
@@ -43,24 +57,50 @@ export async function startWorkers({
   blobs,
   secrets,
   log,
-}: WorkerDependencies): Promise<void> {
-  const runner = taskRunner(pool, config, log);
-  await bus.subscribe(
+}: WorkerDependencies): Promise<Workers> {
+  const draining = new AbortController();
+  // Every running task and export part listens to it: as many as the slots, past Node's default warning.
+  setMaxListeners(0, draining.signal);
+  const running = { import: new Set<Promise<void>>(), export: new Set<Promise<void>>() };
+  const counted = (kind: TaskKind, taken: TakenTask | undefined) => {
+    if (taken) {
+      running[kind].add(taken.finished);
+      void taken.finished.finally(() => running[kind].delete(taken.finished));
+    }
+    return taken;
+  };
+  const runner = taskRunner(pool, config, log, draining.signal);
+  const imports = await bus.subscribe(
     'import',
-    (message) =>
-      runner.run('import', message.task_id, (run) => runImport(pool, config, secrets, message.body, run)),
+    async (message) =>
+      counted(
+        'import',
+        await runner.take('import', message.task_id, (run) =>
+          runImport(pool, config, secrets, message.body, run),
+        ),
+      ),
     config.workerConcurrency,
   );
-  const exports = { pool, blobs, bus, config };
-  await bus.subscribe(
+  const exportDeps = { pool, blobs, bus, config };
+  const exports = await bus.subscribe(
     'export',
-    (message) => {
-      // A part of a split export is not a task of its own: its coordinator's task runs it.
+    async (message) => {
+      // A part of a split export is not a task of its own: it is leased in its part's row.
       const { part, blob } = parseTaskMessage(message.body) ?? {};
-      return part === undefined || blob === undefined
-        ? runner.run('export', message.task_id, (run) => runExport(exports, run))
-        : runExportPart(exports, { blobName: blob, part }, log);
+      const taken =
+        part === undefined || blob === undefined
+          ? await runner.take('export', message.task_id, (run) => runExport(exportDeps, run))
+          : await takeExportPart(exportDeps, { blobName: blob, part }, { log, draining: draining.signal });
+      return counted('export', taken);
     },
     config.workerConcurrency,
   );
+  return {
+    running: () => ({ import: running.import.size, export: running.export.size }),
+    async stop() {
+      await Promise.all([imports.stop(), exports.stop()]);
+      draining.abort();
+      await Promise.all([...running.import, ...running.export]);
+    },
+  };
 }

@@ -58,13 +58,31 @@ export const configSchema = {
     kafka_replication_factor: { type: 'integer', minimum: 1, maximum: 32, default: 3 },
     kafka_min_insync_replicas: { type: 'integer', minimum: 1, maximum: 32, default: 2 },
     // How soon a dead worker's partitions go to another (the broker allows 6000 at the least).
-    kafka_session_timeout_ms: { type: 'integer', minimum: 6000, default: 30000 },
+    // The message handler only claims its task, so a short session never expels a busy worker.
+    kafka_session_timeout_ms: { type: 'integer', minimum: 6000, default: 10000 },
+    // TLS to the brokers: on, with a CA bundle and a client certificate and key (PEM files) when
+    // the cluster needs them.
+    kafka_ssl: { type: 'boolean', default: false },
+    kafka_ssl_ca_file: { type: 'string', minLength: 1 },
+    kafka_ssl_cert_file: { type: 'string', minLength: 1 },
+    kafka_ssl_key_file: { type: 'string', minLength: 1 },
+    // SASL authentication (Confluent Cloud, MSK with SCRAM, Event Hubs use PLAIN over TLS).
+    kafka_sasl_mechanism: { enum: ['plain', 'scram-sha-256', 'scram-sha-512'] },
+    kafka_sasl_username: { type: 'string', minLength: 1 },
+    kafka_sasl_password: { type: 'string', minLength: 1 },
     task_retention_seconds: { type: 'integer', minimum: 1, default: 86400 },
     // How long the import log (the import topic, or the embedded queue) keeps each request: the
     // reach of a replay (7 days).
     import_log_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
-    // A pending task with no sign of a worker for this long ends TaskExpired (10 minutes).
-    task_expiry_seconds: { type: 'integer', minimum: 1, default: 600 },
+    // A worker's claim on a task lasts this long unless renewed (it renews twice a second); a
+    // worker that died is noticed this long after its last renewal, and its task offered again.
+    task_lease_seconds: { type: 'integer', minimum: 2, maximum: 600, default: 6 },
+    // A task whose lease lapsed this many times (its workers keep dying on it) ends TaskExpired.
+    // A task waiting on the bus never expires.
+    task_max_lapses: { type: 'integer', minimum: 1, maximum: 100, default: 5 },
+    // How long a stopping process (SIGTERM) waits for its tasks to reach a point where another
+    // worker can go on (the batch at hand) before it exits 1; a pod's grace period must cover it.
+    shutdown_grace_seconds: { type: 'integer', minimum: 1, maximum: 3600, default: 25 },
     // An export running longer than this ends TaskTimedOut (2 hours).
     export_time_limit_seconds: { type: 'integer', minimum: 1, default: 7200 },
     // How long a task retries through transient faults (a dependency down) before it fails.
@@ -96,6 +114,19 @@ export const configSchema = {
     // TCP keepalive on every Postgres connection, after this long idle (0: off): a server or a
     // network path that vanished without a reset is noticed in about a minute, not two hours.
     database_keepalive_seconds: { type: 'integer', minimum: 0, maximum: 3600, default: 30 },
+    // On every worker and upkeep connection: a statement waiting this long for a lock gives up (and
+    // is retried) rather than queueing behind a transaction of a host that vanished (0: off).
+    database_lock_timeout_ms: { type: 'integer', minimum: 0, maximum: 3600000, default: 30000 },
+    // A session idle inside a transaction this long is ended by Postgres, and its locks with it.
+    database_idle_in_transaction_timeout_ms: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 3600000,
+      default: 60000,
+    },
+    // statement_timeout of worker and upkeep statements; the export's COPY and a dry run, long by
+    // design, lift it for themselves (0: off).
+    database_statement_timeout_ms: { type: 'integer', minimum: 0, maximum: 3600000, default: 300000 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: DEFAULT_WORKER_CONCURRENCY },
     // Export: switched off here, or when no blob storage is configured (and none is embedded).

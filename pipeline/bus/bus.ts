@@ -14,20 +14,43 @@ export interface BusMessage {
    * export must reach different workers, not queue behind their task's own message.
    */
   readonly key?: string;
+  /**
+   * The task's message offered again (its lease lapsed, or its worker released it): not a new
+   * request, so a replay of the import log passes over it.
+   */
+  readonly again?: boolean;
+}
+
+/** The work a taken message started, which runs on after the message is committed. */
+export interface TakenTask {
+  /** Settles (never rejects) when the work has ended, and its slot is free. */
+  readonly finished: Promise<void>;
 }
 
 /**
- * Handles one task message. It must be idempotent: every transport delivers at least once, and a
- * message whose handler threw (or whose worker died) is delivered again.
+ * Takes one task message: decides quickly whether it starts work (claims its task) and resolves
+ * with that work, or undefined when there is nothing to run; the message is committed then. A
+ * throw leaves the message to be delivered again. It must be idempotent: every transport delivers
+ * at least once.
  */
-export type TaskHandler = (message: BusMessage) => Promise<void>;
+export type TaskHandler = (message: BusMessage) => Promise<TakenTask | undefined>;
+
+/** A kind's consumer in this process. */
+export interface Subscription {
+  /** Takes no more messages; the work already taken runs on. */
+  stop(): Promise<void>;
+}
 
 /** The task bus: "task X of kind K has work to do", from the facade to the pipeline workers. */
 export interface TaskBus {
   /** Publishes a message for a task whose row is already committed. */
   publish(message: BusMessage): Promise<void>;
-  /** Handles the messages of one kind, `concurrency` at a time (default 1), until close(). */
-  subscribe(kind: TaskKind, handler: TaskHandler, concurrency?: number): Promise<void>;
+  /**
+   * Hands the messages of one kind to `handler`, with at most `concurrency` (default 1) taken tasks
+   * running at once: while they are, the kind's partitions are paused, so that no message waits in
+   * this process that another could take.
+   */
+  subscribe(kind: TaskKind, handler: TaskHandler, concurrency?: number): Promise<Subscription>;
   /** Resolves when the bus answers (Kafka: a broker describes the cluster). */
   check(): Promise<void>;
   /** The import messages as a log that can be read again (for a replay). */
@@ -37,7 +60,7 @@ export interface TaskBus {
    * autoscaler scales the workers on.
    */
   lag(): Promise<ConsumerLag[]>;
-  /** Stops consuming (after the message in hand) and releases connections. */
+  /** Stops every subscription and releases connections. */
   close(): Promise<void>;
 }
 
@@ -63,6 +86,8 @@ export interface LoggedMessage {
   readonly offset: string;
   readonly timestamp: Date;
   readonly body: string;
+  /** A message offered again (BusMessage.again). */
+  readonly again: boolean;
 }
 
 /** The import topic read as a log, from a point, up to offsets taken in advance. */

@@ -11,6 +11,7 @@ export function createBus(config: ServiceConfig, pool: Pool, log: Logger): TaskB
     ? kafkaBus(config.kafkaBrokers, config.kafkaTopicPrefix, log, {
         topics: config.kafkaTopics,
         sessionTimeoutMs: config.kafkaSessionTimeoutMs,
+        security: config.kafkaSecurity,
         importLogRetentionSeconds: config.importLogRetentionSeconds,
       })
     : postgresQueueBus(pool, log);

@@ -1,9 +1,18 @@
-import kafkajs, { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
+import { readFileSync } from 'node:fs';
+import kafkajs, {
+  type Consumer,
+  Kafka,
+  type KafkaConfig,
+  logLevel,
+  type Producer,
+  type SASLOptions,
+} from 'kafkajs';
 import type { TaskKind } from '../../schemas/index.js';
+import type { KafkaSecurity } from '../config.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isTaskId } from '../tasks/task-id.js';
-import type { ConsumerLag, ImportLog, LogOffsets, TaskBus } from './bus.js';
+import type { ConsumerLag, ImportLog, LogOffsets, Subscription, TaskBus } from './bus.js';
 import { ensureKafkaTopic, type KafkaTopicSettings } from './kafka-topics.js';
 
 // kafkajs is CommonJS: this one is not seen as a named export by Node's ESM loader.
@@ -17,20 +26,35 @@ const CONSUMER_RESTART_MS = 3_000;
  */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
+/** The header of a task's message offered again (BusMessage.again). */
+const OFFERED_AGAIN = 'offered-again';
+
 /** Settings of the Kafka bus beyond its brokers. */
 export interface KafkaBusOptions {
   /** How its topics are made (partitions, replicas, min.insync.replicas). */
   readonly topics: KafkaTopicSettings;
+  /** How soon a dead consumer's partitions go to another (its messages only wake workers). */
   readonly sessionTimeoutMs?: number;
+  /** TLS and SASL to the brokers. */
+  readonly security?: KafkaSecurity;
   /** How long the import topic keeps its messages (the reach of a replay); default 7 days. */
   readonly importLogRetentionSeconds?: number;
 }
 
-/** A Kafka client of this service (client id under the topic prefix), logging through `log`. */
-export function kafkaClient(brokers: readonly string[], prefix: string, log: Logger): Kafka {
+/**
+ * A Kafka client of this service (client id under the topic prefix), logging through `log`, with
+ * TLS and SASL as configured.
+ */
+export function kafkaClient(
+  brokers: readonly string[],
+  prefix: string,
+  log: Logger,
+  security: KafkaSecurity = {},
+): Kafka {
   return new Kafka({
     clientId: `${prefix}users-service`,
     brokers: [...brokers],
+    ...securityOptions(security),
     logLevel: logLevel.WARN,
     logCreator: () => (entry) => {
       const fields = { component: 'kafka', ...entry.log };
@@ -38,6 +62,26 @@ export function kafkaClient(brokers: readonly string[], prefix: string, log: Log
       else log.warn(fields, entry.log.message);
     },
   });
+}
+
+/** kafkajs's `ssl` and `sasl` options from the settings; the PEM files are read once, here. */
+function securityOptions({ ssl, sasl }: KafkaSecurity): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const pem = (file: string | undefined) => (file ? readFileSync(file, 'utf8') : undefined);
+  return {
+    ...(ssl
+      ? {
+          ssl:
+            ssl.caFile || ssl.certFile
+              ? {
+                  ...(ssl.caFile ? { ca: [pem(ssl.caFile) as string] } : {}),
+                  ...(ssl.certFile ? { cert: pem(ssl.certFile), key: pem(ssl.keyFile) } : {}),
+                }
+              : true,
+        }
+      : {}),
+    // kafkajs types each mechanism apart; the three take the same username and password.
+    ...(sasl ? { sasl: { ...sasl } as SASLOptions } : {}),
+  };
 }
 
 /** Topic of a task kind: one per kind, so that each worker kind scales by its own partitions. */
@@ -55,11 +99,12 @@ export function kafkaBus(
   log: Logger,
   {
     topics: topicSettings,
-    sessionTimeoutMs = 30_000,
+    sessionTimeoutMs = 10_000,
+    security,
     importLogRetentionSeconds = 7 * 24 * 3600,
   }: KafkaBusOptions,
 ): TaskBus {
-  const kafka = kafkaClient(brokers, prefix, log);
+  const kafka = kafkaClient(brokers, prefix, log, security);
   const heartbeatIntervalMs = Math.floor(sessionTimeoutMs / 10);
   let producer: Producer | undefined;
   const consumers: Consumer[] = [];
@@ -188,6 +233,7 @@ export function kafkaBus(
               offset: message.offset,
               timestamp: new Date(Number(message.timestamp)),
               body: message.value?.toString() ?? '',
+              again: message.headers?.[OFFERED_AGAIN] !== undefined,
             };
             await beatingWhile(heartbeat, heartbeatIntervalMs, () => onMessage(logged));
           } catch (err) {
@@ -234,54 +280,88 @@ export function kafkaBus(
         acks: -1,
         // An import's message is its request: compressed, the log keeps a fifth of it.
         compression: message.kind === 'import' ? CompressionTypes.GZIP : CompressionTypes.None,
-        messages: [{ key: message.key ?? message.task_id, value: message.body }],
+        messages: [
+          {
+            key: message.key ?? message.task_id,
+            value: message.body,
+            ...(message.again ? { headers: { [OFFERED_AGAIN]: '1' } } : {}),
+          },
+        ],
       });
     },
-    async subscribe(kind, handler, concurrency = 1) {
+    async subscribe(kind, handler, concurrency = 1): Promise<Subscription> {
+      const topic = taskTopic(prefix, kind);
       const consumer = kafka.consumer({
         groupId: workerGroup(kind),
         allowAutoTopicCreation: true,
         sessionTimeout: sessionTimeoutMs,
         heartbeatInterval: heartbeatIntervalMs,
+        rebalanceTimeout: sessionTimeoutMs,
         maxBytesPerPartition: MAX_MESSAGE_BYTES,
       });
       consumers.push(consumer);
+      let stopped = false;
+      let running = 0;
+      // While every slot is taken, the kind's partitions are paused: its messages stay in Kafka,
+      // for a worker with a free slot, and a rebalance has nothing here to wait for.
+      const full = () => running >= concurrency;
+      const resumeIfFree = () => {
+        if (!full() && !stopped && !closing) consumer.resume([{ topic }]);
+      };
       const start = async () => {
         await ensureTopic(kind);
         await consumer.connect();
-        await consumer.subscribe({ topic: taskTopic(prefix, kind), fromBeginning: true });
+        await consumer.subscribe({ topic, fromBeginning: true });
         await consumer.run({
-          // Tasks on different partitions run side by side; one partition's tasks stay in order.
-          partitionsConsumedConcurrently: concurrency,
-          eachMessage: async ({ message, heartbeat }) => {
-            // The key is the task id, or starts with it (`<task id>/<part>`).
-            const taskId = message.key?.toString().split('/')[0];
-            if (taskId === undefined || !isTaskId(kind, taskId) || !message.value) {
-              log.error({ key: taskId }, 'dropping a malformed task message');
+          // Offsets are committed by hand, each once its message's task is claimed.
+          autoCommit: false,
+          eachMessage: async ({ partition, message }) => {
+            if (full()) {
+              // Fetched before the pause took hold: read again from here once a slot is free.
+              consumer.pause([{ topic }]);
+              consumer.seek({ topic, partition, offset: message.offset });
               return;
             }
-            // A throw here makes kafkajs retry the message (not committing its offset).
-            const body = message.value.toString();
-            await beatingWhile(heartbeat, heartbeatIntervalMs, () =>
-              handler({ task_id: taskId, kind, body }),
-            );
+            // The key is the task id, or starts with it (`<task id>/<part>`).
+            const taskId = message.key?.toString().split('/')[0];
+            const body = message.value?.toString();
+            if (taskId === undefined || !isTaskId(kind, taskId) || body === undefined)
+              log.error({ key: taskId }, 'dropping a malformed task message');
+            else {
+              // A throw here leaves the message uncommitted: kafkajs delivers it again.
+              const taken = await handler({ task_id: taskId, kind, body });
+              if (taken) {
+                running++;
+                if (full()) consumer.pause([{ topic }]);
+                void taken.finished.finally(() => {
+                  running--;
+                  resumeIfFree();
+                });
+              }
+            }
+            const next = (BigInt(message.offset) + 1n).toString();
+            // A commit that fails (a rebalance under way) delivers the message again, which
+            // finds its task taken: harmless.
+            await consumer.commitOffsets([{ topic, partition, offset: next }]).catch((err: unknown) => {
+              log.warn({ err, kind, partition }, 'task message offset not committed; it may come again');
+            });
           },
         });
       };
       // kafkajs restarts a consumer that crashed on a retriable error by itself; one that crashed
       // on any other (a broker gone longer than its retries) would stay stopped and leave its
       // partitions' tasks waiting: it is started again here, every few seconds until it runs, for
-      // as long as the bus is open.
+      // as long as the subscription is open.
       const restartLater = () =>
         setTimeout(() => {
-          if (closing) return;
+          if (closing || stopped) return;
           start().catch((err: unknown) => {
             log.warn({ err, kind }, 'task consumer could not start again yet');
             restartLater();
           });
         }, CONSUMER_RESTART_MS);
       consumer.on(consumer.events.CRASH, ({ payload }) => {
-        if (payload.restart || closing) return;
+        if (payload.restart || closing || stopped) return;
         log.warn({ err: payload.error, kind }, 'task consumer stopped; starting it again');
         restartLater();
       });
@@ -294,6 +374,12 @@ export function kafkaBus(
         log.warn({ err, kind }, 'task consumer could not start yet');
         restartLater();
       }
+      return {
+        async stop() {
+          stopped = true;
+          await consumer.disconnect();
+        },
+      };
     },
     check: () => withAdmin(async (admin) => void (await admin.describeCluster())),
     lag: () =>
@@ -323,10 +409,9 @@ export function kafkaBus(
 }
 
 /**
- * Runs the work of one message while beating for its consumer. kafkajs beats only between
- * messages, and a task runs far longer than the session (an export of a million users): without
- * beats the broker would drop the worker from its group and hand the message, uncommitted, to
- * another worker, which would run the task again beside the first (and be dropped in turn).
+ * Runs the work of one logged message while beating for its reader's consumer: kafkajs beats only
+ * between messages, and a reader that waits on its work (a replay creating a task, Postgres slow)
+ * must not be dropped from its group meanwhile.
  */
 async function beatingWhile<T>(
   heartbeat: () => Promise<void>,

@@ -13,7 +13,7 @@ import {
 } from '../db/task-queue.js';
 import { withTransaction } from '../db/transaction.js';
 import type { Logger } from '../log.js';
-import type { ImportLog, TaskBus, TaskHandler } from './bus.js';
+import type { ImportLog, Subscription, TakenTask, TaskBus, TaskHandler } from './bus.js';
 
 /** How long an idle worker waits between looks at the queue. */
 const IDLE_POLL_MS = 250;
@@ -24,32 +24,34 @@ const PARTITION = '0';
 
 /**
  * The embedded task bus: a `task_queue` row per message (a task's, or a part of a split export's,
- * named by its key). A worker holds the row's lock
- * (`FOR UPDATE SKIP LOCKED`) in an open transaction while it handles the task and marks the row
- * processed when done; if the worker dies (or the database restarts), the lock goes with its
- * connection and the message is taken again. Processed import messages stay as the import log.
+ * named by its key). Each of a kind's slots takes the oldest waiting row no other slot holds
+ * (`FOR UPDATE SKIP LOCKED`), hands it to the handler and marks it processed in one transaction,
+ * then waits for the work it started before it takes another. Processed import messages stay as
+ * the import log; a message published again (a task offered again) is waiting again.
  */
 export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
   let closed = false;
   const loops: Promise<void>[] = [];
 
-  async function takeOne(kind: TaskKind, handler: TaskHandler): Promise<boolean> {
+  /** The message taken and the work it started; false when none was waiting. */
+  async function takeOne(kind: TaskKind, handler: TaskHandler): Promise<TakenTask | undefined | false> {
     return withTransaction(pool, async (client) => {
       const queued = await takeQueuedMessage(client, kind);
       if (!queued) return false;
-      await handler({ task_id: queued.task_id, kind, body: queued.message });
+      const taken = await handler({ task_id: queued.task_id, kind, body: queued.message });
       await markProcessed(client, queued.message_key);
-      return true;
+      return taken;
     });
   }
 
-  async function loop(kind: TaskKind, handler: TaskHandler): Promise<void> {
-    while (!closed) {
-      const worked = await takeOne(kind, handler).catch((err) => {
-        log.warn({ err, kind }, 'task queue unavailable, or a task failed; it stays queued');
-        return false;
+  async function loop(kind: TaskKind, handler: TaskHandler, stopped: () => boolean): Promise<void> {
+    while (!closed && !stopped()) {
+      const taken = await takeOne(kind, handler).catch((err) => {
+        log.warn({ err, kind }, 'task queue unavailable, or a message not taken; it stays queued');
+        return false as const;
       });
-      if (!worked && !closed) await sleep(IDLE_POLL_MS);
+      if (taken) await taken.finished;
+      else if (taken === false && !closed && !stopped()) await sleep(IDLE_POLL_MS);
     }
   }
 
@@ -78,6 +80,7 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
             offset: row.position,
             timestamp: row.enqueued_at,
             body: row.message,
+            again: false, // a message offered again is the same row, waiting again
           });
           next = (BigInt(row.position) + 1n).toString();
         }
@@ -89,8 +92,15 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
     async publish(message) {
       await enqueueMessage(pool, message.task_id, message.kind, message.body, message.key);
     },
-    async subscribe(kind, handler, concurrency = 1) {
-      for (let n = 0; n < concurrency; n++) loops.push(loop(kind, handler));
+    async subscribe(kind, handler, concurrency = 1): Promise<Subscription> {
+      let stopped = false;
+      const mine = Array.from({ length: concurrency }, () => loop(kind, handler, () => stopped));
+      loops.push(...mine);
+      return {
+        async stop() {
+          stopped = true;
+        },
+      };
     },
     async check() {
       await queueEndPosition(pool);

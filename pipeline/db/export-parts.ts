@@ -54,17 +54,28 @@ export async function partBoundaries(
   return rows;
 }
 
-/** Plans the parts of one attempt at the task (its blob): one per range between the boundaries. */
+/**
+ * Plans the parts of one attempt at the task (its blob, and its attempt number, which fences them:
+ * once another attempt owns the task, they can no longer be claimed, renewed or finished).
+ */
 export async function planParts(
   db: Queryable,
-  plan: { taskId: string; blobName: string; snapshot: string; coordinator: string; boundaries: UserKey[] },
+  plan: {
+    taskId: string;
+    blobName: string;
+    snapshot: string;
+    coordinator: string;
+    taskAttempt: number;
+    boundaries: UserKey[];
+  },
 ): Promise<number> {
-  const { taskId, blobName, snapshot, coordinator, boundaries } = plan;
+  const { taskId, blobName, snapshot, coordinator, taskAttempt, boundaries } = plan;
   const after = [null, ...boundaries];
   const through = [...boundaries, null];
   await db.query(
-    `INSERT INTO export_parts (task_id, part, blob_name, snapshot, coordinator, after_at, after_id, through_at, through_id)
-     SELECT $1, r.n - 1, $2, $3, $4, r.after_at::timestamptz, r.after_id::uuid, r.through_at::timestamptz, r.through_id::uuid
+    `INSERT INTO export_parts (task_id, part, blob_name, snapshot, coordinator, task_attempt,
+                               after_at, after_id, through_at, through_id)
+     SELECT $1, r.n - 1, $2, $3, $4, $9, r.after_at::timestamptz, r.after_id::uuid, r.through_at::timestamptz, r.through_id::uuid
        FROM unnest($5::text[], $6::text[], $7::text[], $8::text[])
             WITH ORDINALITY AS r(after_at, after_id, through_at, through_id, n)`,
     [
@@ -76,6 +87,7 @@ export async function planParts(
       after.map((k) => k?.id ?? null),
       through.map((k) => k?.at ?? null),
       through.map((k) => k?.id ?? null),
+      taskAttempt,
     ],
   );
   return after.length;
@@ -94,9 +106,9 @@ export async function claimPart(
   const { rows } = await db.query<ExportPart>(
     `UPDATE export_parts p
         SET claimed_by = $3, lease_until = clock_timestamp() + $4 * interval '1 millisecond',
-            attempt = attempt + 1, processed = 0
+            attempt = p.attempt + 1, processed = 0
        FROM tasks t
-      WHERE t.id = p.task_id AND t.status = 'pending'
+      WHERE t.id = p.task_id AND t.status = 'pending' AND t.attempt = p.task_attempt
         AND (p.blob_name, p.part) = (
           SELECT blob_name, part FROM export_parts
            WHERE blob_name = $1 AND ($2::int IS NULL OR part = $2) AND block_ids IS NULL AND failure IS NULL
@@ -119,7 +131,7 @@ export async function renewPart(db: Queryable, attempt: Attempt, processed: numb
   const { rowCount } = await db.query(
     `UPDATE export_parts p SET lease_until = clock_timestamp() + $5 * interval '1 millisecond', processed = $4
        FROM tasks t
-      WHERE t.id = p.task_id AND t.status = 'pending'
+      WHERE t.id = p.task_id AND t.status = 'pending' AND t.attempt = p.task_attempt
         AND p.blob_name = $1 AND p.part = $2 AND p.attempt = $3 AND p.block_ids IS NULL`,
     [attempt.blob_name, attempt.part, attempt.attempt, processed, leaseMs],
   );

@@ -16,6 +16,8 @@ export async function migrate(pool: Pool): Promise<string[]> {
   const files = (await readdir(SQL_DIR)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
   return withTransaction(pool, async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('migrate:' || current_schema()))`);
+    // A migration may rewrite a large table: it is bounded by the deploy, not by a statement timeout.
+    await client.query(`SELECT set_config('statement_timeout', '0', true)`);
     await client.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
     );

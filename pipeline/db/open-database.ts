@@ -37,6 +37,9 @@ export async function openDatabase(
     connectionString,
     max: poolSize,
     keepaliveSeconds: config.databaseKeepaliveSeconds,
+    statementTimeoutMs: config.databaseTimeouts.statementMs,
+    lockTimeoutMs: config.databaseTimeouts.lockMs,
+    idleInTransactionTimeoutMs: config.databaseTimeouts.idleInTransactionMs,
     onConnectionError: (err) =>
       log.warn({ code: sqlState(err), message: err.message }, 'database connection lost'),
   });

@@ -14,6 +14,10 @@ export interface PoolOptions {
   readonly max?: number;
   /** Postgres's statement_timeout on every connection; none when absent. */
   readonly statementTimeoutMs?: number;
+  /** lock_timeout: a statement that waits this long for a lock fails (55P03, retried as transient). */
+  readonly lockTimeoutMs?: number;
+  /** idle_in_transaction_session_timeout: a session idle this long inside a transaction is ended. */
+  readonly idleInTransactionTimeoutMs?: number;
   /** How long a query waits for a connection; `CONNECT_TIMEOUT_MS` when absent. */
   readonly connectTimeoutMs?: number;
   /** TCP keepalive after this long idle; none when absent or 0. */
@@ -37,6 +41,10 @@ export function createPool(options: PoolOptions): pg.Pool {
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.lockTimeoutMs ? { lock_timeout: options.lockTimeoutMs } : {}),
+    ...(options.idleInTransactionTimeoutMs
+      ? { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }
+      : {}),
     ...(options.keepaliveSeconds
       ? { keepAlive: true, keepAliveInitialDelayMillis: options.keepaliveSeconds * 1000 }
       : {}),

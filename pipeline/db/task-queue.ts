@@ -4,7 +4,11 @@ import type { PoolClient, Queryable } from './pool.js';
 // Every statement on `task_queue`, the embedded task bus. It is also the import log of the
 // embedded default: a handled message stays (processed) for the log's retention, at its position.
 
-/** Queues a message (once per task). */
+/**
+ * Queues a message (a row per key); one queued before waits again, at its place in the log (a
+ * task offered again: its worker died or released it). A message taken twice finds its task
+ * taken or ended, and does nothing.
+ */
 export async function enqueueMessage(
   db: Queryable,
   taskId: string,
@@ -13,7 +17,8 @@ export async function enqueueMessage(
   key: string = taskId,
 ): Promise<void> {
   await db.query(
-    'INSERT INTO task_queue (task_id, kind, message, message_key) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+    `INSERT INTO task_queue (task_id, kind, message, message_key) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (message_key) DO UPDATE SET processed_at = NULL`,
     [taskId, kind, body, key],
   );
 }

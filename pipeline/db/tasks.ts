@@ -1,6 +1,6 @@
 import type { TaskKind } from '../../schemas/index.js';
 import type { BusMessage } from '../bus/bus.js';
-import { ApiError, envelopeError } from '../errors.js';
+import { ApiError, AttemptLost, envelopeError } from '../errors.js';
 import type { PoolClient, Queryable } from './pool.js';
 
 // Every statement on task rows and the task outbox. A task row is the single source of truth for
@@ -202,9 +202,15 @@ export async function countTasksByState(
   return rows;
 }
 
-/** A task a worker has taken: what it needs to run or resume it. */
-export interface ClaimedTask {
+/** One attempt at a task, as its worker holds it: every write of the attempt names it. */
+export interface TaskAttempt {
   readonly id: string;
+  readonly attempt: number;
+  readonly owner: string;
+}
+
+/** A task a worker has claimed: what it needs to run or resume it. */
+export interface ClaimedTask extends TaskAttempt {
   readonly project_id: string;
   readonly options: Record<string, unknown>;
   /** Import: records already applied (the resume point). */
@@ -215,53 +221,141 @@ export interface ClaimedTask {
 }
 
 /**
- * Takes a pending task for a worker: marks it started (once) and alive. Undefined when it is
- * gone or already completed (done, failed, cancelled or expired).
+ * Claims a pending task for `owner` until the lease ends: a new attempt, recorded. Undefined when
+ * the task is gone, already completed (done, failed, cancelled or expired), or held by another
+ * worker whose lease is running: a message delivered twice finds it taken. A lease that lapsed
+ * is taken over by the upkeep, never here, so that its attempt is closed in one place.
  */
-export async function claimTask(db: Queryable, kind: TaskKind, id: string): Promise<ClaimedTask | undefined> {
+export async function claimTask(
+  db: Queryable,
+  kind: TaskKind,
+  id: string,
+  claim: { owner: string; leaseMs: number },
+): Promise<ClaimedTask | undefined> {
   const { rows } = await db.query<ClaimedTask>(
-    `UPDATE tasks SET started_at = coalesce(started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
-      WHERE id = $1 AND kind = $2 AND status = 'pending'
-      RETURNING id, project_id, options, progress_processed, requested_by, replay_of`,
-    [id, kind],
+    `WITH claimed AS (
+       UPDATE tasks SET owner = $3, attempt = attempt + 1,
+              lease_until = clock_timestamp() + $4 * interval '1 millisecond',
+              started_at = coalesce(started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
+        WHERE id = $1 AND kind = $2 AND status = 'pending' AND owner IS NULL
+        RETURNING id, attempt, owner, project_id, options, progress_processed, requested_by, replay_of),
+     recorded AS (INSERT INTO task_attempts (task_id, attempt, owner) SELECT id, attempt, owner FROM claimed)
+     SELECT * FROM claimed`,
+    [id, kind, claim.owner, claim.leaseMs],
   );
   return rows[0];
 }
 
 /**
- * The worker's sign of life, with the export's progress when given. False when the task is no
- * longer pending: it was cancelled or expired, and the worker stops. It never waits on the row:
- * while an import batch holds it, the batch itself marks the task alive as it commits, and a
- * heartbeat that queued behind it would hold up the next batch in turn.
+ * Renews the attempt's lease, with the export's progress when given. False when the attempt no
+ * longer owns the task (it ended, was cancelled, or its lease lapsed and was taken over): the
+ * worker stops. It never waits on the row: while an import batch holds it, the batch renews the
+ * lease as it commits (saveImportProgress), and a renewal queued behind it would hold up the next.
  */
-export async function heartbeat(db: Queryable, id: string, processed?: number): Promise<boolean> {
-  const { rows } = await db.query<{ pending: boolean }>(
-    `WITH alive AS (
-       UPDATE tasks SET heartbeat_at = clock_timestamp(), progress_processed = coalesce($2, progress_processed)
-        WHERE id = (SELECT id FROM tasks WHERE id = $1 FOR UPDATE SKIP LOCKED) AND status = 'pending'
+export async function renewLease(
+  db: Queryable,
+  attempt: TaskAttempt,
+  leaseMs: number,
+  processed?: number,
+): Promise<boolean> {
+  const { rows } = await db.query<{ ours: boolean }>(
+    `WITH renewed AS (
+       UPDATE tasks SET lease_until = clock_timestamp() + $4 * interval '1 millisecond',
+              heartbeat_at = clock_timestamp(), progress_processed = coalesce($5, progress_processed)
+        WHERE id = (SELECT id FROM tasks WHERE id = $1 FOR UPDATE SKIP LOCKED)
+          AND status = 'pending' AND attempt = $2 AND owner = $3
         RETURNING id)
-     SELECT EXISTS (SELECT 1 FROM alive) OR EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND status = 'pending')
-       AS pending`,
-    [id, processed ?? null],
+     SELECT EXISTS (SELECT 1 FROM renewed)
+         OR EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND status = 'pending' AND attempt = $2 AND owner = $3)
+       AS ours`,
+    [attempt.id, attempt.attempt, attempt.owner, leaseMs, processed ?? null],
   );
-  return rows[0]?.pending === true;
+  return rows[0]?.ours === true;
+}
+
+/**
+ * Gives the task back (its worker is stopping): the attempt ends `released` and the task's message
+ * is offered again at once, for another worker to go on from where this one stopped.
+ */
+export async function releaseTask(db: Queryable, attempt: TaskAttempt): Promise<boolean> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH released AS (
+       UPDATE tasks SET owner = NULL, lease_until = NULL
+        WHERE id = $1 AND status = 'pending' AND attempt = $2 AND owner = $3
+        RETURNING id),
+     closed AS (
+       UPDATE task_attempts SET ended_at = clock_timestamp(), outcome = 'released'
+        WHERE task_id = (SELECT id FROM released) AND attempt = $2),
+     offered AS (UPDATE task_outbox SET published_at = NULL WHERE task_id = (SELECT id FROM released))
+     SELECT id FROM released`,
+    [attempt.id, attempt.attempt, attempt.owner],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Frees the tasks whose lease lapsed (their worker died, or lost Postgres for a lease): each
+ * attempt ends `lapsed` at its lease's end, and its message is offered again through the outbox,
+ * unless the task has lapsed `maxLapses` times (it then ends TaskExpired at the next look). Rows
+ * another transaction holds are skipped, not waited for: every process runs this.
+ */
+export async function offerLapsedTasks(db: Queryable, maxLapses: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH lapsed AS (
+       SELECT id, attempt, lease_until FROM tasks
+        WHERE status = 'pending' AND owner IS NOT NULL AND lease_until < clock_timestamp()
+        FOR UPDATE SKIP LOCKED),
+     freed AS (
+       UPDATE tasks t SET owner = NULL, lease_until = NULL, lapses = t.lapses + 1
+         FROM lapsed WHERE t.id = lapsed.id
+       RETURNING t.id, t.lapses),
+     closed AS (
+       UPDATE task_attempts a SET ended_at = lapsed.lease_until, outcome = 'lapsed'
+         FROM lapsed WHERE a.task_id = lapsed.id AND a.attempt = lapsed.attempt AND a.ended_at IS NULL),
+     offered AS (
+       UPDATE task_outbox o SET published_at = NULL
+         FROM freed WHERE o.task_id = freed.id AND freed.lapses < $1)
+     SELECT id FROM freed`,
+    [maxLapses],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** Sets the number of users an export will write. */
-export async function setProgressTotal(db: Queryable, id: string, total: number): Promise<void> {
-  await db.query('UPDATE tasks SET progress_total = $2, progress_processed = 0 WHERE id = $1', [id, total]);
+export async function setProgressTotal(db: Queryable, attempt: TaskAttempt, total: number): Promise<void> {
+  const { rowCount } = await db.query(
+    `UPDATE tasks SET progress_total = $4, progress_processed = 0
+      WHERE id = $1 AND status = 'pending' AND attempt = $2 AND owner = $3`,
+    [attempt.id, attempt.attempt, attempt.owner, total],
+  );
+  if (rowCount !== 1) throw new AttemptLost(`task ${attempt.id} is no longer this attempt's`);
+}
+
+/**
+ * How many of the task's records are applied, for a pending task that this attempt owns; a task
+ * that is gone or completed has nothing left to apply (Infinity). Throws AttemptLost when another
+ * attempt owns it now (or nobody: it was released).
+ */
+function attemptProgress(
+  row: { progress_processed: number; ours: boolean } | undefined,
+  attempt: TaskAttempt,
+): number {
+  if (!row) return Number.POSITIVE_INFINITY;
+  if (!row.ours) throw new AttemptLost(`task ${attempt.id} is no longer this attempt's`);
+  return row.progress_processed;
 }
 
 /**
  * Locks the task row for the caller's transaction and returns how many import records are already
- * applied; a task that is gone or completed has nothing left to apply (Infinity).
+ * applied (attemptProgress): the fence of every batch's writes.
  */
-export async function lockImportProgress(client: PoolClient, id: string): Promise<number> {
-  const { rows } = await client.query<{ progress_processed: number }>(
-    `SELECT progress_processed FROM tasks WHERE id = $1 AND status = 'pending' FOR UPDATE`,
-    [id],
+export async function lockImportProgress(client: PoolClient, attempt: TaskAttempt): Promise<number> {
+  const { rows } = await client.query<{ progress_processed: number; ours: boolean }>(
+    `SELECT progress_processed, attempt = $2 AND owner IS NOT DISTINCT FROM $3 AS ours
+       FROM tasks WHERE id = $1 AND status = 'pending' FOR UPDATE`,
+    [attempt.id, attempt.attempt, attempt.owner],
   );
-  return rows[0]?.progress_processed ?? Number.POSITIVE_INFINITY;
+  return attemptProgress(rows[0], attempt);
 }
 
 /**
@@ -270,29 +364,42 @@ export async function lockImportProgress(client: PoolClient, id: string): Promis
  * an advisory lock named by the task, not a lock of its row: a dry run holds it for its whole
  * request, and the row must stay free for the task's heartbeats and for the upkeep meanwhile.
  */
-export async function holdDryRun(client: PoolClient, id: string): Promise<number> {
-  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [id]);
-  const { rows } = await client.query<{ progress_processed: number }>(
-    `SELECT progress_processed FROM tasks WHERE id = $1 AND status = 'pending'`,
-    [id],
+export async function holdDryRun(client: PoolClient, attempt: TaskAttempt): Promise<number> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [attempt.id]);
+  const { rows } = await client.query<{ progress_processed: number; ours: boolean }>(
+    `SELECT progress_processed, attempt = $2 AND owner IS NOT DISTINCT FROM $3 AS ours
+       FROM tasks WHERE id = $1 AND status = 'pending'`,
+    [attempt.id, attempt.attempt, attempt.owner],
   );
-  return rows[0]?.progress_processed ?? Number.POSITIVE_INFINITY;
+  return attemptProgress(rows[0], attempt);
 }
 
-/** Moves the import's resume point, in the transaction that applied the records before it. */
-export async function saveImportProgress(client: PoolClient, id: string, processed: number): Promise<void> {
-  await client.query(
-    'UPDATE tasks SET progress_processed = $2, heartbeat_at = clock_timestamp() WHERE id = $1',
-    [id, processed],
+/**
+ * Moves the import's resume point, in the transaction that applied the records before it, and
+ * renews the attempt's lease; AttemptLost (rolling the transaction back) when the attempt no longer
+ * owns the task.
+ */
+export async function saveImportProgress(
+  client: PoolClient,
+  attempt: TaskAttempt,
+  processed: number,
+  leaseMs: number,
+): Promise<void> {
+  const { rowCount } = await client.query(
+    `UPDATE tasks SET progress_processed = $4, heartbeat_at = clock_timestamp(),
+            lease_until = clock_timestamp() + $5 * interval '1 millisecond'
+      WHERE id = $1 AND status = 'pending' AND attempt = $2 AND owner = $3`,
+    [attempt.id, attempt.attempt, attempt.owner, processed, leaseMs],
   );
+  if (rowCount !== 1) throw new AttemptLost(`task ${attempt.id} is no longer this attempt's`);
 }
 
 /**
  * Completes an import with a summary counted from its details (each record once, and its
  * warnings); a dry run's also counts what would have been inserted, updated and skipped.
  */
-export async function completeImport(db: Queryable, id: string): Promise<void> {
-  await db.query(
+export async function completeImport(db: Queryable, attempt: TaskAttempt): Promise<void> {
+  const { rowCount } = await db.query(
     `UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(),
             summary = (SELECT jsonb_build_object(
                 'total', count(*),
@@ -306,19 +413,20 @@ export async function completeImport(db: Queryable, id: string): Promise<void> {
                 'would_update', count(*) FILTER (WHERE outcome = 'would_update'),
                 'would_skip', count(*) FILTER (WHERE outcome = 'would_skip')) ELSE '{}' END
               FROM import_details d WHERE d.task_id = t.id)
-      WHERE t.id = $1 AND t.status = 'pending'`,
-    [id],
+      WHERE t.id = $1 AND t.status = 'pending' AND t.attempt = $2 AND t.owner = $3`,
+    [attempt.id, attempt.attempt, attempt.owner],
   );
+  if (rowCount !== 1) throw new AttemptLost(`task ${attempt.id} is no longer this attempt's`);
 }
 
 /**
  * Completes an export with the name of its committed file, and returns the file the task names
- * after the call: this one, another attempt's (which completed it first), or null (it ended
- * without one: cancelled, expired).
+ * after the call: this one, or another's (null: none) when this attempt no longer owned the task
+ * (it was cancelled, expired, or taken over).
  */
 export async function completeExport(
   db: Queryable,
-  id: string,
+  attempt: TaskAttempt,
   fileName: string,
   file: { readonly bytes: number; readonly sha256: string },
 ): Promise<string | null> {
@@ -326,10 +434,10 @@ export async function completeExport(
     `WITH done AS (
        UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), file_name = $2,
               file_bytes = $3, file_sha256 = $4, progress_processed = progress_total
-        WHERE id = $1 AND status = 'pending'
+        WHERE id = $1 AND status = 'pending' AND attempt = $5 AND owner = $6
         RETURNING file_name)
      SELECT coalesce((SELECT file_name FROM done), (SELECT file_name FROM tasks WHERE id = $1)) AS file_name`,
-    [id, fileName, file.bytes, file.sha256],
+    [attempt.id, fileName, file.bytes, file.sha256, attempt.attempt, attempt.owner],
   );
   return rows[0]?.file_name ?? null;
 }
@@ -345,27 +453,33 @@ export interface FailedTask {
 
 /**
  * Completes a pending task that could not finish (DECISIONS.md: still `completed`, with
- * `failed_at` and the envelope error); a task completed meanwhile is left as
- * it is (undefined).
+ * `failed_at` and the envelope error); a task completed meanwhile, or (given `attempt`) no longer
+ * that attempt's, is left as it is (undefined).
  */
-export async function failTask(db: Queryable, id: string, error: ApiError): Promise<FailedTask | undefined> {
+export async function failTask(
+  db: Queryable,
+  id: string,
+  error: ApiError,
+  attempt?: TaskAttempt,
+): Promise<FailedTask | undefined> {
   const { rows } = await db.query<FailedTask>(
     `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
             error = $2
-      WHERE id = $1 AND status = 'pending'
+      WHERE id = $1 AND status = 'pending' AND ($3::int IS NULL OR (attempt = $3 AND owner = $4))
       RETURNING id, kind, project_id, started_at IS NOT NULL AS started`,
-    [id, envelopeError(error)],
+    [id, envelopeError(error), attempt?.attempt ?? null, attempt?.owner ?? null],
   );
   return rows[0];
 }
 
 /**
- * Fails the pending tasks nobody is working on: no sign of life of a worker for `staleSeconds`
- * (`expired`), or exports started more than `exportLimitSeconds` ago (`timedOut`).
+ * Fails the pending tasks that cannot finish: whose lease lapsed `maxLapses` times and that nobody
+ * holds (`expired`), or exports started more than `exportLimitSeconds` ago (`timedOut`). A task
+ * waiting on the bus, however long, is neither.
  */
 export async function failAbandonedTasks(
   db: Queryable,
-  limits: { staleSeconds: number; exportLimitSeconds: number },
+  limits: { maxLapses: number; exportLimitSeconds: number },
   errors: { expired: ApiError; timedOut: ApiError },
 ): Promise<FailedTask[]> {
   // A row another transaction holds (a worker's batch on a host that vanished) is skipped, not
@@ -374,7 +488,7 @@ export async function failAbandonedTasks(
     `WITH abandoned AS (
        SELECT id FROM tasks
         WHERE status = 'pending'
-          AND (coalesce(heartbeat_at, created_at) <= clock_timestamp() - make_interval(secs => $1)
+          AND ((lapses >= $1 AND owner IS NULL)
                OR (kind = 'export' AND started_at <= clock_timestamp() - make_interval(secs => $2)))
         FOR UPDATE SKIP LOCKED)
      UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(), failed_at = clock_timestamp(),
@@ -383,7 +497,7 @@ export async function failAbandonedTasks(
        FROM abandoned WHERE t.id = abandoned.id
      RETURNING t.id, t.kind, t.project_id, t.started_at IS NOT NULL AS started`,
     [
-      limits.staleSeconds,
+      limits.maxLapses,
       limits.exportLimitSeconds,
       envelopeError(errors.expired),
       envelopeError(errors.timedOut),
@@ -426,15 +540,20 @@ export async function deleteTasks(db: Queryable, ids: readonly string[]): Promis
 }
 
 /**
- * Takes up to `limit` messages off the outbox for the caller's transaction: they are gone once it
- * commits (after publishing them), and back if it rolls back. Rows another relay holds are skipped.
+ * Takes up to `limit` unpublished messages of the outbox for the caller's transaction: marked
+ * published once it commits (after publishing them), unpublished again if it rolls back. Rows
+ * another relay holds are skipped. A message stays until its task ends (the trigger of sql/018),
+ * to be offered again when a lease lapses; one offered again says so (`again`).
  */
 export async function takeOutboxMessages(client: PoolClient, limit: number): Promise<BusMessage[]> {
-  const { rows } = await client.query<{ task_id: string; kind: TaskKind; message: string }>(
-    `DELETE FROM task_outbox WHERE task_id IN (
-       SELECT task_id FROM task_outbox ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING task_id, kind, message`,
+  const { rows } = await client.query<{ task_id: string; kind: TaskKind; message: string; again: boolean }>(
+    `UPDATE task_outbox o SET published_at = clock_timestamp()
+       FROM tasks t
+      WHERE t.id = o.task_id AND o.task_id IN (
+        SELECT task_id FROM task_outbox WHERE published_at IS NULL
+         ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING o.task_id, o.kind, o.message, t.attempt > 0 AS again`,
     [limit],
   );
-  return rows.map((r) => ({ task_id: r.task_id, kind: r.kind, body: r.message }));
+  return rows.map((r) => ({ task_id: r.task_id, kind: r.kind, body: r.message, again: r.again }));
 }

@@ -42,8 +42,10 @@ const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;
  * statement reads (COPY takes no parameters). The planner is kept to plans that stream in user
  * order: no hash or merge join, no full sort (which would read and sort every row before the
  * first one reaches the file, and spill to disk to do it), and no parallel workers (the worker
- * process assembling the records needs the other core more). JIT compilation is off: at 1M users it
- * held the first row back by about a second (13 ms without), and the statement ran no faster.
+ * process assembling the records needs the other core more). JIT compilation is off: it holds the
+ * first row back and makes the statement no faster. The transaction lifts the connection's
+ * statement and idle-in-transaction timeouts: its COPY is long by design, and a coordinator waits
+ * in it for its parts; the export's own time limit bounds it.
  */
 export async function prepareSnapshot(client: PoolClient, settings: SnapshotSettings = {}): Promise<number> {
   const { filters = {}, part } = settings;
@@ -58,7 +60,9 @@ export async function prepareSnapshot(client: PoolClient, settings: SnapshotSett
             set_config('export.after_id', $5, true), set_config('export.through_at', $6, true),
             set_config('export.through_id', $7, true), set_config('enable_hashjoin', 'off', true),
             set_config('enable_mergejoin', 'off', true), set_config('enable_sort', 'off', true),
-            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`,
+            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true),
+            set_config('statement_timeout', '0', true),
+            set_config('idle_in_transaction_session_timeout', '0', true)`,
     [
       filters.created_after ?? '',
       filters.updated_since ?? '',

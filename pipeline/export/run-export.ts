@@ -52,9 +52,9 @@ export async function runExport(deps: ExportDependencies, run: TaskRun): Promise
     bytes: String(file.digest.bytes),
     sha256: file.digest.sha256,
   });
-  // Cancelled or expired just as it finished, or completed by another attempt (after a restart
-  // the bus may deliver a task twice): a file the task does not name is not kept.
-  if ((await completeExport(deps.pool, run.task.id, blobName, file.digest)) !== blobName)
+  // Cancelled just as it finished, or no longer this attempt's: a file the task does not name is
+  // not kept.
+  if ((await completeExport(deps.pool, run.task, blobName, file.digest)) !== blobName)
     await storage.delete(blobName);
   else usersExported.inc(file.records);
 }
@@ -77,7 +77,7 @@ async function writeExportFile(
     if (settings.passwordHashes)
       run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
     const total = await prepareSnapshot(client, settings);
-    await setProgressTotal(deps.pool, run.task.id, total);
+    await setProgressTotal(deps.pool, run.task, total);
     const { partUsers } = deps.config.export;
     const headers = exportFileHeaders(names.fileName, options.format, options.compression);
     let digest: FileDigest;

@@ -1,6 +1,6 @@
-import { hostname } from 'node:os';
 import type { BlobHeaders, BlobStorage } from '../blob/blob-storage.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
+import type { TakenTask } from '../bus/bus.js';
 import { exportPartMessage } from '../bus/task-message.js';
 import {
   claimPart,
@@ -18,7 +18,7 @@ import {
 import { type PoolClient, withClient } from '../db/pool.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { TaskRun } from '../tasks/run-task.js';
+import { type TaskRun, WORKER } from '../tasks/run-task.js';
 import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './export-records.js';
 import { digestOf, type FileDigest } from './file-digest.js';
 import type { ExportDependencies } from './run-export.js';
@@ -28,11 +28,10 @@ import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-
 // users into ranges and publishes a message per part; any worker of the consumer group (the
 // coordinator too) claims a part, reads its range under that snapshot and stages its blocks in
 // the task's blob; the coordinator commits the block list in part order. A worker that dies
-// mid-part stops renewing its lease, and the part is written again, whole, by the next claim; a
-// coordinator that dies takes the snapshot with it, and the task starts over (its runner).
-
-/** This process, as the parts it claims name it. */
-const WORKER = `${hostname()}:${process.pid}`;
+// mid-part stops renewing its lease, and the part is written again, whole, by the next claim; one
+// that stops (drains) gives its part back at once. A coordinator that dies or stops takes the
+// snapshot with it, and the task starts over in another worker; the parts of its attempt can no
+// longer be claimed or renewed.
 /** How long a claimed part stays its worker's without a renewal, and how often it is renewed. */
 const PART_LEASE_MS = 5_000;
 const PART_RENEW_MS = 500;
@@ -61,6 +60,7 @@ export async function coordinateParts(
     blobName: file.blobName,
     snapshot: rows[0]?.id as string,
     coordinator: WORKER,
+    taskAttempt: run.task.attempt,
     boundaries,
   });
   run.log.info({ parts }, 'export split into parts');
@@ -117,32 +117,38 @@ async function workUntilStaged(
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, PART_POLL_MS));
 
-/** Handles a part's message: writes the part if nobody holds it (it may be done, or taken). */
-export async function runExportPart(
+/**
+ * Takes a part's message: claims the part if nobody holds it (it may be done, or taken) and
+ * writes it, until done or until `draining` (the part is then given back).
+ */
+export async function takeExportPart(
   deps: ExportDependencies,
   { blobName, part }: { readonly blobName: string; readonly part: number },
-  log: Logger,
-): Promise<void> {
+  { log, draining }: { readonly log: Logger; readonly draining: AbortSignal },
+): Promise<TakenTask | undefined> {
   const storage = requireExportStorage(deps.blobs);
   const claimed = await claimPart(deps.pool, { blobName, part, worker: WORKER, leaseMs: PART_LEASE_MS });
   if (!claimed) {
     log.debug({ blob: blobName, part }, 'export part already taken');
-    return;
+    return undefined;
   }
-  const taskId = claimed.task_id;
   const started = Date.now();
-  const outcome = await writePart(deps, storage, claimed, claimed.options as unknown as ExportTaskOptions);
-  log.info(
-    { task_id: taskId, part, attempt: claimed.attempt, outcome, ms: Date.now() - started },
-    'export part',
-  );
+  const options = claimed.options as unknown as ExportTaskOptions;
+  const finished = writePart(deps, storage, claimed, options, draining).then((outcome) => {
+    log.info(
+      { task_id: claimed.task_id, part, attempt: claimed.attempt, outcome, ms: Date.now() - started },
+      'export part',
+    );
+  });
+  return { finished };
 }
 
 /**
  * Reads one part's users under the coordinator's snapshot and stages them as blocks, renewing
- * the part's lease as it goes. A fault that may pass gives the part back; any other marks it
- * failed. An attempt that lost its part (its lease ran out, or the export ended) stops and keeps
- * nothing: its blocks are never committed.
+ * the part's lease as it goes. A fault that may pass gives the part back, and so does `outer`
+ * (the coordinator stopped, or this worker drains); any other fault marks it failed. An attempt
+ * that lost its part (its lease ran out, or the export ended) stops and keeps nothing: its blocks
+ * are never committed. Never rejects.
  */
 async function writePart(
   deps: ExportDependencies,
@@ -183,9 +189,9 @@ async function writePart(
     });
     return (await finishPart(deps.pool, part, blockIds, processed)) ? 'staged' : 'lost';
   } catch (err) {
-    if (lost.signal.aborted || outer?.aborted) return 'lost';
+    if (lost.signal.aborted) return 'lost';
     const fault = classifyFault(err);
-    if (fault.kind === 'transient') {
+    if (outer?.aborted || fault.kind === 'transient') {
       await releasePart(deps.pool, part).catch(() => {});
       return 'given back';
     }

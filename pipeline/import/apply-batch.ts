@@ -1,6 +1,6 @@
 import { copyRows } from '../db/copy-rows.js';
 import type { Pool, PoolClient } from '../db/pool.js';
-import { lockImportProgress, saveImportProgress } from '../db/tasks.js';
+import { lockImportProgress, saveImportProgress, type TaskAttempt } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
 import { recordUserChanges } from '../db/user-changes.js';
 import { ApiError, classifyFault, envelopeError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
@@ -29,12 +29,15 @@ export interface ApplyTarget {
 /** Times a batch is run again after Postgres broke a deadlock between it and another import's. */
 const CONFLICT_RETRIES = 5;
 
-/** A real run: a transaction per batch that locks the task, moves its resume point and counts the outcomes. */
-export function committedTarget(pool: Pool, taskId: string): ApplyTarget {
+/**
+ * A real run: a transaction per batch that locks the task (for this attempt only), moves its
+ * resume point, renews the attempt's lease and counts the outcomes.
+ */
+export function committedTarget(pool: Pool, attempt: TaskAttempt, leaseMs: number): ApplyTarget {
   return {
     atomic: (work) => withTransaction(pool, work, { conflictRetries: CONFLICT_RETRIES }),
-    done: (client) => lockImportProgress(client, taskId),
-    keep: (client, details, processed) => saveDetails(client, taskId, details, processed),
+    done: (client) => lockImportProgress(client, attempt),
+    keep: (client, details, processed) => saveDetails(client, attempt, details, processed, leaseMs),
     applied: countOutcomes,
   };
 }
@@ -113,12 +116,16 @@ async function applyRecords(
   return plan.details;
 }
 
-/** Stores the details of an import's records and moves its resume point past them. */
+/**
+ * Stores the details of an import's records and moves its resume point past them, renewing the
+ * lease of the attempt that holds the task's row.
+ */
 export async function saveDetails(
   client: PoolClient,
-  taskId: string,
+  attempt: TaskAttempt,
   details: ImportDetail[],
   processed: number,
+  leaseMs: number,
 ): Promise<void> {
   // The record as submitted may be any JSON value, so it is written as JSON text; warnings and
   // errors are arrays (JSON) or absent (NULL). Each may quote a string Postgres cannot store (a
@@ -128,7 +135,7 @@ export async function saveDetails(
     'import_details',
     ['task_id', 'index', 'outcome', 'user_id', 'record', 'warnings', 'errors'],
     details.map((d) => [
-      taskId,
+      attempt.id,
       d.index,
       d.outcome,
       d.user_id,
@@ -137,5 +144,5 @@ export async function saveDetails(
       d.errors && storableJson(d.errors),
     ]),
   );
-  await saveImportProgress(client, taskId, processed);
+  await saveImportProgress(client, attempt, processed, leaseMs);
 }

@@ -1,5 +1,5 @@
 import type { Pool } from '../db/pool.js';
-import { holdDryRun } from '../db/tasks.js';
+import { holdDryRun, type TaskAttempt } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
 import { type ApplyTarget, saveDetails } from './apply-batch.js';
 import type { ImportDetail } from './plan-batch.js';
@@ -22,7 +22,8 @@ const WOULD: Partial<Record<ImportDetail['outcome'], ImportDetail['outcome']>> =
  */
 export async function dryRun(
   pool: Pool,
-  taskId: string,
+  attempt: TaskAttempt,
+  leaseMs: number,
   run: (target: ApplyTarget) => Promise<void>,
 ): Promise<void> {
   await withTransaction(pool, async (client) => {
@@ -31,7 +32,9 @@ export async function dryRun(
     let savepoints = 0;
     // An attempt that stored the details already (and died before completing the task), or one
     // running at the same time (the bus delivers at least once): the first one's details stand.
-    if ((await holdDryRun(client, taskId)) > 0) return;
+    if ((await holdDryRun(client, attempt)) > 0) return;
+    // One transaction for the whole request, long by design: bounded by the request's size.
+    await client.query(`SELECT set_config('statement_timeout', '0', true)`);
     await client.query('SAVEPOINT dry_run');
     await run({
       async atomic(work) {
@@ -54,6 +57,6 @@ export async function dryRun(
       applied: () => {}, // nothing is applied: the records metric is not moved
     });
     await client.query('ROLLBACK TO SAVEPOINT dry_run');
-    await saveDetails(client, taskId, details, processed);
+    await saveDetails(client, attempt, details, processed, leaseMs);
   });
 }

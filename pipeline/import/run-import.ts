@@ -25,14 +25,15 @@ export interface ImportTaskOptions {
 /**
  * Runs (or resumes) an import task: the records of its message (secrets opened) -> validation ->
  * batches -> one transaction each (a dry run: one savepoint each) -> summary. Records an earlier
- * attempt applied are skipped, so running it again is harmless.
+ * attempt applied are skipped, so running it again is harmless; every batch is fenced by the
+ * attempt (an attempt that lost the task writes nothing).
  */
 export async function runImport(
   pool: Pool,
   config: ServiceConfig,
   secrets: SecretBox,
   message: string,
-  { task, signal }: TaskRun,
+  { task, signal, leaseMs }: TaskRun,
 ): Promise<void> {
   const stored = task.options as unknown as ImportTaskOptions;
   const options: ImportOptions = {
@@ -46,23 +47,23 @@ export async function runImport(
     replayed: task.replay_of !== null,
   };
   const apply = (target: ApplyTarget) =>
-    pipeline(
-      [
-        ...recordStages(message, secrets),
-        validateRecords(options.validate),
-        markRepeatedIdentifiers(options.identifier),
-        batchRecords(config.importBatchSize, task.progress_processed),
-        new Writable({
-          objectMode: true,
-          highWaterMark: 1,
-          write(batch: PreparedRecord[], _enc, done) {
-            applyBatch(target, batch, options).then(() => done(), done);
-          },
-        }),
-      ],
-      { signal },
-    );
-  if (stored.dry_run) await dryRun(pool, task.id, apply);
-  else await apply(committedTarget(pool, task.id));
-  await completeImport(pool, task.id);
+    pipeline([
+      ...recordStages(message, secrets),
+      validateRecords(options.validate),
+      markRepeatedIdentifiers(options.identifier),
+      batchRecords(config.importBatchSize, task.progress_processed),
+      new Writable({
+        objectMode: true,
+        highWaterMark: 1,
+        // A stop (a cancel, a drain) is seen between batches: the batch at hand is finished
+        // and committed, and another worker goes on from the next.
+        write(batch: PreparedRecord[], _enc, done) {
+          if (signal.aborted) done(signal.reason as Error);
+          else applyBatch(target, batch, options).then(() => done(), done);
+        },
+      }),
+    ]);
+  if (stored.dry_run) await dryRun(pool, task, leaseMs, apply);
+  else await apply(committedTarget(pool, task, leaseMs));
+  await completeImport(pool, task);
 }

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { TaskKind } from '../../schemas/index.js';
 import type { TaskBus } from '../bus/bus.js';
 import type { Queryable } from '../db/pool.js';
 import { countTasksByState } from '../db/tasks.js';
@@ -117,5 +118,24 @@ new Gauge({
     // A bus that does not answer leaves the gauge empty; the rest of the scrape still answers.
     const lags = await busSource.lag().catch(() => []);
     for (const { kind, partition, lag } of lags) this.set({ kind, partition }, lag);
+  },
+});
+
+let runningSource: (() => Readonly<Record<TaskKind, number>>) | undefined;
+
+/** The tasks (and export parts) this process's workers run, read at each scrape. */
+export function watchWorkers(running: () => Readonly<Record<TaskKind, number>>): void {
+  runningSource = running;
+}
+
+new Gauge({
+  name: 'users_tasks_running_here',
+  help: 'Tasks and export parts running in this process, by kind (at most WORKER_CONCURRENCY each)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    if (!runningSource) return;
+    for (const [kind, n] of Object.entries(runningSource())) this.set({ kind }, n);
   },
 });

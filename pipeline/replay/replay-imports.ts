@@ -113,7 +113,8 @@ export async function replayImports(
 
   async function replayOne(message: LoggedMessage): Promise<void> {
     const logged = parseTaskMessage(message.body);
-    const usable = logged?.kind === 'import' && logged.request && logged.project_id === target.project;
+    const usable =
+      !message.again && logged?.kind === 'import' && logged.request && logged.project_id === target.project;
     const upsert = request.upsert ?? logged?.request?.upsert ?? false;
     const seen: ReplayedImport = {
       partition: message.partition,
@@ -122,7 +123,7 @@ export async function replayImports(
       replay_of: logged?.task_id ?? '',
       records: logged?.request?.records.length ?? 0,
       upsert,
-      ...(usable ? {} : { skipped: logged ? 'another project, or not an import' : 'not a task message' }),
+      ...(usable ? {} : { skipped: skipReason(message, logged) }),
     };
     counts.messages++;
     if (request.dryRun || !logged?.request || !usable) {
@@ -165,6 +166,12 @@ export async function replayImports(
   const finished = !events.signal?.aborted;
   if (finished && !request.dryRun) await finishReplay(pool, replayId);
   return { ...progress(), finished, dry_run: request.dryRun === true, resumed: open !== undefined };
+}
+
+/** Why a logged message makes no task. */
+function skipReason(message: LoggedMessage, logged: ReturnType<typeof parseTaskMessage>): string {
+  if (message.again) return 'a task offered again to the workers, not a new request';
+  return logged ? 'another project, or not an import' : 'not a task message';
 }
 
 /** A point as the replay's key keeps it: the time in RFC 3339, or the offset. */

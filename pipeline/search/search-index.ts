@@ -44,7 +44,7 @@ export function startSearchFeed(
   log: Logger,
 ): Stoppable {
   const prefix = config.kafkaTopicPrefix;
-  const kafka = kafkaClient(config.kafkaBrokers, prefix, log);
+  const kafka = kafkaClient(config.kafkaBrokers, prefix, log, config.kafkaSecurity);
   const relay = startUserChangeRelay(pool, kafka, prefix, log);
   let stopped = false;
   let sink: Stoppable | undefined;

@@ -1,101 +1,142 @@
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskKind } from '../../schemas/index.js';
+import type { TakenTask } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
-import { type ClaimedTask, claimTask, heartbeat } from '../db/tasks.js';
-import { ApiError, classifyFault, type Fault } from '../errors.js';
+import { type ClaimedTask, claimTask, releaseTask } from '../db/tasks.js';
+import { ApiError, AttemptLost, classifyFault, type Fault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { failAndRefund, TASK_ENDINGS } from './task-failure.js';
+import { keepLease, type StopReason, TaskStop } from './task-lease.js';
+
+/** This process, as the attempts and export parts it claims name it. */
+export const WORKER = `${hostname()}:${process.pid}`;
 
 /** What a task's work gets from the runner. */
 export interface TaskRun {
   readonly task: ClaimedTask;
-  /** Aborted when the task ended elsewhere (cancelled, expired, timed out): stop and clean up. */
+  /**
+   * Aborted (with a TaskStop) when the work must stop: the task ended elsewhere (cancelled), the
+   * attempt lost its lease, or this process is draining. An import stops after the batch at hand.
+   */
   readonly signal: AbortSignal;
-  /** Reports the units done so far (export: users written); saved with the next heartbeat. */
+  /** Reports the units done so far (export: users written); saved with the next renewal. */
   progress(processed: number): void;
-  /** The task's log: every line names the task and the admin who asked for it. */
+  /** The task's log: every line names the task, its attempt and the admin who asked for it. */
   readonly log: Logger;
+  /** How long the attempt's lease lasts: an import's batches renew it as they commit. */
+  readonly leaseMs: number;
 }
 
-/** How often a running task shows it is alive (and saves its progress, and learns of a cancel). */
-const HEARTBEAT_MS = 500;
 /** Attempts at most for a fault with no code (a connection that ended, or a bug). */
 const MAX_UNKNOWN_ATTEMPTS = 5;
 
-/** The life of every task: claim, heartbeat, retries with backoff, and the failure that ends it. */
+/** The life of every task: claim, lease, retries with backoff, hand-over, and the failure that ends it. */
 export interface TaskRunner {
   /**
-   * Runs (or resumes) a task with `work`, which completes the task itself. A delivered message of
-   * a task that already ended does nothing, so a message may arrive twice. Transient faults are
-   * retried with backoff and jitter for `config.taskRetrySeconds`; any other fault ends the task
-   * failed (an export's token given back). Throws only when even that could not be recorded (the
-   * database is down), so that the bus delivers the message again.
+   * Claims the task for this process and starts `work` on it, which completes the task itself;
+   * resolves as soon as the claim is decided, with the work running on (undefined: the task ended,
+   * or another worker holds it, so a message may arrive twice). Transient faults are retried with
+   * backoff and jitter for `config.taskRetrySeconds`; any other fault ends the task failed (an
+   * export's token given back). Throws when the claim could not be made (the database is down, or
+   * this process is draining), so that the bus delivers the message again.
    */
-  run(kind: TaskKind, id: string, work: (run: TaskRun) => Promise<void>): Promise<void>;
+  take(kind: TaskKind, id: string, work: (run: TaskRun) => Promise<void>): Promise<TakenTask | undefined>;
 }
 
-export function taskRunner(pool: Pool, config: ServiceConfig, log: Logger): TaskRunner {
-  return {
-    async run(kind, id, work) {
-      const firstTry = Date.now();
-      // Every line of the task names it, and the request and admin that asked for it.
-      let taskLog = log.child({ task_id: id, kind });
-      for (let attempt = 1; ; attempt++) {
-        let ended = false;
-        const aborter = new AbortController();
-        let processed: number | undefined;
-        const beat = setInterval(() => {
-          heartbeat(pool, id, processed).then(
-            (pending) => {
-              if (!pending && !aborter.signal.aborted) {
-                ended = true;
-                aborter.abort(new Error('the task ended elsewhere'));
-              }
-            },
-            () => {}, // a missed heartbeat is harmless; the work itself meets the outage
-          );
-        }, HEARTBEAT_MS);
+/**
+ * The runner of this process's tasks. Once `draining` is aborted it claims nothing more, and each
+ * running task stops at its next safe point and is released for another worker.
+ */
+export function taskRunner(
+  pool: Pool,
+  config: ServiceConfig,
+  log: Logger,
+  draining: AbortSignal,
+): TaskRunner {
+  const leaseMs = config.taskLeaseSeconds * 1000;
+
+  async function runClaimed(
+    kind: TaskKind,
+    task: ClaimedTask,
+    work: (run: TaskRun) => Promise<void>,
+  ): Promise<void> {
+    const taskLog = log.child({
+      task_id: task.id,
+      kind,
+      attempt: task.attempt,
+      ...(task.requested_by ?? {}),
+    });
+    const lease = keepLease(pool, task, leaseMs, draining);
+    const firstTry = Date.now();
+    try {
+      for (let retry = 1; ; retry++) {
         try {
-          const task = await claimTask(pool, kind, id);
-          if (!task) return;
-          taskLog = log.child({ task_id: id, kind, ...(task.requested_by ?? {}) });
           const started = Date.now();
-          await work({ task, signal: aborter.signal, progress: (n) => (processed = n), log: taskLog });
-          taskLog.info({ ms: Date.now() - started, attempt }, `${kind} completed`);
+          await work({ task, signal: lease.signal, progress: lease.progress, log: taskLog, leaseMs });
+          taskLog.info({ ms: Date.now() - started, retry }, `${kind} completed`);
           return;
         } catch (err) {
-          if (ended) {
-            taskLog.info(`${kind} stopped: the task was cancelled or expired`);
-            return;
-          }
+          const stopped = stopReason(lease.signal, err);
+          if (stopped) return await endStopped(kind, task, stopped, taskLog);
           const fault = classifyFault(err);
-          if (shouldRetry(fault, attempt, Date.now() - firstTry, config.taskRetrySeconds)) {
-            const delay = backoffMs(attempt);
-            taskLog.warn({ err, attempt, retry_in_ms: delay, fault }, `${kind} interrupted; retrying`);
-            await sleep(delay);
+          if (shouldRetry(fault, retry, Date.now() - firstTry, config.taskRetrySeconds)) {
+            const delay = backoffMs(retry);
+            taskLog.warn({ err, retry, retry_in_ms: delay, fault }, `${kind} interrupted; retrying`);
+            await sleep(delay, undefined, { signal: lease.signal }).catch(() => {});
+            const stoppedMeanwhile = stopReason(lease.signal, undefined);
+            if (stoppedMeanwhile) return await endStopped(kind, task, stoppedMeanwhile, taskLog);
             continue;
           }
-          taskLog.error({ err, attempt, fault }, `${kind} failed`);
-          await failAndRefund(pool, config.export, id, failureOf(kind, err, fault));
+          taskLog.error({ err, retry, fault }, `${kind} failed`);
+          await failAndRefund(pool, config.export, task.id, failureOf(kind, err, fault), { attempt: task });
           return;
-        } finally {
-          clearInterval(beat);
         }
       }
+    } catch (err) {
+      // Postgres is out of reach: the lease lapses, and the upkeep offers the task again.
+      taskLog.warn({ err }, `${kind}: how this attempt ended could not be recorded; its lease will lapse`);
+    } finally {
+      lease.stop();
+    }
+  }
+
+  async function endStopped(kind: TaskKind, task: ClaimedTask, why: StopReason, taskLog: Logger) {
+    if (why === 'draining') {
+      await releaseTask(pool, task);
+      taskLog.info(`${kind} released: this worker is stopping; another goes on from here`);
+    } else if (why === 'lost') {
+      taskLog.warn(`${kind} stopped: this attempt lost its lease`);
+    } else {
+      taskLog.info(`${kind} stopped: the task was cancelled, or is another attempt's now`);
+    }
+  }
+
+  return {
+    async take(kind, id, work) {
+      if (draining.aborted) throw new TaskStop('draining');
+      const task = await claimTask(pool, kind, id, { owner: WORKER, leaseMs });
+      return task && { finished: runClaimed(kind, task, work) };
     },
   };
 }
 
-function shouldRetry(fault: Fault, attempt: number, elapsedMs: number, windowSeconds: number): boolean {
-  if (fault.kind === 'unknown' && attempt >= MAX_UNKNOWN_ATTEMPTS) return false;
+/** Why the work stopped when it was told to, or found it no longer owned the task. */
+function stopReason(signal: AbortSignal, err: unknown): StopReason | undefined {
+  if (signal.aborted && signal.reason instanceof TaskStop) return signal.reason.why;
+  return err instanceof AttemptLost ? 'ended' : undefined;
+}
+
+function shouldRetry(fault: Fault, retry: number, elapsedMs: number, windowSeconds: number): boolean {
+  if (fault.kind === 'unknown' && retry >= MAX_UNKNOWN_ATTEMPTS) return false;
   if (fault.kind !== 'transient' && fault.kind !== 'unknown') return false;
-  return elapsedMs + backoffMs(attempt) <= windowSeconds * 1000;
+  return elapsedMs + backoffMs(retry) <= windowSeconds * 1000;
 }
 
 /** Exponential backoff from 250 ms, capped at 15 s, with full jitter over its upper half. */
-function backoffMs(attempt: number): number {
-  const ceiling = Math.min(15_000, 250 * 2 ** (attempt - 1));
+function backoffMs(retry: number): number {
+  const ceiling = Math.min(15_000, 250 * 2 ** (retry - 1));
   return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
 }
 

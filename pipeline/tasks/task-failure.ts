@@ -1,12 +1,17 @@
 import type { ExportConfig } from '../config.js';
 import { refundExport } from '../db/export-tasks.js';
 import type { Queryable } from '../db/pool.js';
-import { type FailedTask, failTask } from '../db/tasks.js';
+import { type FailedTask, failTask, type TaskAttempt } from '../db/tasks.js';
 import { ApiError } from '../errors.js';
 
 /** Why a task ended without finishing, beyond an error of its own work (DECISIONS.md, Tasks). */
 export const TASK_ENDINGS = {
-  expired: () => new ApiError('InternalError', 'TaskExpired', 'no worker ran the task in time'),
+  expired: () =>
+    new ApiError(
+      'InternalError',
+      'TaskExpired',
+      'the workers running the task stopped without a word too often',
+    ),
   timedOut: () => new ApiError('InternalError', 'TaskTimedOut', 'the export ran longer than allowed'),
   cancelled: () => new ApiError('InternalError', 'Cancelled', 'the export was cancelled'),
   unexpected: (what: string) =>
@@ -26,16 +31,16 @@ export async function refundFailedTasks(
  * Ends a pending task failed with `error` and refunds it; false when it had already ended. A task
  * the service could not finish is refunded; one the admin cancels only when no worker had taken it
  * yet: a cancel does not give back the scan it cut short, or create-then-cancel would be a way
- * around the rate limit.
+ * around the rate limit. Given the attempt that fails it, nothing happens unless it still owns the task.
  */
 export async function failAndRefund(
   db: Queryable,
   limits: ExportConfig,
   id: string,
   error: ApiError,
-  { cancelled = false } = {},
+  { cancelled = false, attempt }: { cancelled?: boolean; attempt?: TaskAttempt } = {},
 ): Promise<boolean> {
-  const failed = await failTask(db, id, error);
+  const failed = await failTask(db, id, error, attempt);
   if (failed && !(cancelled && failed.started)) await refundFailedTasks(db, limits, [failed]);
   return failed !== undefined;
 }

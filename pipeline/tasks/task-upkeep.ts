@@ -3,7 +3,7 @@ import type { TaskBus } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { sweepQueueLog } from '../db/task-queue.js';
-import { failAbandonedTasks, takeOutboxMessages } from '../db/tasks.js';
+import { failAbandonedTasks, offerLapsedTasks, takeOutboxMessages } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -19,7 +19,7 @@ export interface TaskUpkeep {
 
 /** How often the outbox is relayed without a wake-up; how often abandoned tasks are looked for. */
 const RELAY_EVERY_MS = 250;
-const ABANDONED_EVERY_MS = 2_000;
+const ABANDONED_EVERY_MS = 1_000;
 const RETENTION_EVERY_MS = 60_000;
 const OUTBOX_BATCH = 100;
 
@@ -28,8 +28,9 @@ const OUTBOX_BATCH = 100;
  * so nothing depends on one of them being up; each round is safe to run in several at once.
  * - The relay publishes the outbox on the bus and deletes what it published; a bus that is down
  *   leaves the rows for the next round, so a task accepted during an outage is published after it.
- * - A pending task with no sign of a worker for `taskExpirySeconds` ends `TaskExpired`, and an
- *   export running past its time limit `TaskTimedOut`; an export's token is given back.
+ * - A task whose lease lapsed (its worker died) is offered again through the outbox; one that
+ *   lapsed `taskMaxLapses` times ends `TaskExpired`, and an export running past its time limit
+ *   `TaskTimedOut`; an export's token is given back. A task waiting on the bus never expires.
  * - Completed tasks past retention are deleted with their files; the embedded queue's processed
  *   messages once past their keep (the import log's retention for imports).
  * - An export file that no task names is deleted: at once when its attempt is known to be over,
@@ -57,9 +58,11 @@ export function startTaskUpkeep(
   }
 
   async function endAbandoned(): Promise<void> {
+    const offered = await offerLapsedTasks(pool, config.taskMaxLapses);
+    if (offered.length > 0) log.warn({ tasks: offered }, 'tasks whose lease lapsed offered again');
     const failed = await failAbandonedTasks(
       pool,
-      { staleSeconds: config.taskExpirySeconds, exportLimitSeconds: config.export.timeLimitSeconds },
+      { maxLapses: config.taskMaxLapses, exportLimitSeconds: config.export.timeLimitSeconds },
       { expired: TASK_ENDINGS.expired(), timedOut: TASK_ENDINGS.timedOut() },
     );
     if (failed.length === 0) return;
@@ -69,13 +72,14 @@ export function startTaskUpkeep(
 
   async function round(): Promise<void> {
     const now = Date.now();
-    relayed = await relay();
+    // Lapsed leases first: a task offered again goes out with this round's relay.
     if (now >= due.abandoned) {
       due.abandoned = now + ABANDONED_EVERY_MS;
       await endAbandoned();
       const files = blobs ? await deleteAbandonedExportFiles(pool, blobs) : [];
       if (files.length > 0) log.info({ files }, 'files of abandoned export attempts deleted');
     }
+    relayed = await relay();
     if (now >= due.retention) {
       due.retention = now + Math.min(RETENTION_EVERY_MS, config.taskRetentionSeconds * 1000);
       const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);

@@ -42,8 +42,11 @@ case "${1:-start}" in
   brokers)
     echo "127.0.0.1:$port"
     ;;
+  fetch-jars)
+    fetch_jars
+    ;;
   *)
-    echo "usage: $0 start|stop|brokers" >&2
+    echo "usage: $0 start|stop|brokers|fetch-jars" >&2
     exit 2
     ;;
 esac

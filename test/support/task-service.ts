@@ -5,7 +5,7 @@ import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
 import { openSearchIndex, type SearchIndex, startSearchFeed } from '../../pipeline/search/search-index.js';
 import { startTaskUpkeep, type TaskUpkeep } from '../../pipeline/tasks/task-upkeep.js';
-import { startWorkers, workerConnections } from '../../pipeline/workers.js';
+import { startWorkers, type Workers, workerConnections } from '../../pipeline/workers.js';
 import { DEFAULT_WORKER_CONCURRENCY } from '../../schemas/config.schema.js';
 import {
   type AdminClient,
@@ -59,8 +59,10 @@ export function useTaskService(
   // schema when it is dropped.
   let index: SearchIndex | undefined;
   let feed: { stop(): Promise<void> } | undefined;
+  let workers: Workers | undefined;
   after(async () => {
     await feed?.stop();
+    await workers?.stop();
     await index?.close();
     await upkeep?.stop();
     await bus?.close();
@@ -92,7 +94,7 @@ export function useTaskService(
     bus = testBus(transport, config.kafkaTopicPrefix, db(), log);
     upkeep = startTaskUpkeep(db(), bus, blobs, config, log);
     if (options.workers !== false) {
-      await startWorkers({ config, pool: db(), bus, blobs, secrets: TEST_SECRETS, log });
+      workers = await startWorkers({ config, pool: db(), bus, blobs, secrets: TEST_SECRETS, log });
     }
     index = openSearchIndex(config, db());
     if (index.store && options.workers !== false) feed = startSearchFeed(config, db(), index.store, log);

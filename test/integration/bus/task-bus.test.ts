@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import type { BusMessage, ConsumerLag, TaskBus } from '../../../pipeline/bus/bus.js';
+import type { BusMessage, ConsumerLag, TakenTask, TaskBus } from '../../../pipeline/bus/bus.js';
 import { kafkaBus } from '../../../pipeline/bus/kafka.js';
 import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
 import { exportMessage, importMessage } from '../../../pipeline/bus/task-message.js';
@@ -23,9 +23,10 @@ function collector(count: number) {
   return {
     seen,
     all,
-    handle: async (m: BusMessage) => {
+    handle: async (m: BusMessage): Promise<TakenTask | undefined> => {
       seen.push(m);
       if (seen.length >= count) done();
+      return undefined;
     },
   };
 }
@@ -91,8 +92,8 @@ for (const transport of ['postgres', 'kafka'] as const) {
       await bus.publish(message);
       await bus.subscribe('import', async (m) => {
         attempts++;
-        if (attempts === 1) throw new Error('worker failed mid-task');
-        await c.handle(m);
+        if (attempts === 1) throw new Error('the task could not be claimed');
+        return c.handle(m);
       });
       await withTimeout(c.all, 45_000);
       expect(attempts).to.equal(2);
@@ -143,36 +144,91 @@ for (const transport of ['postgres', 'kafka'] as const) {
   });
 }
 
-describe('task bus on kafka, a task longer than the session', function () {
+describe('task bus on kafka, tasks longer than the session', function () {
   this.timeout(90_000);
   const db = useTestSchema();
   const SESSION_MS = 6_000; // the broker's least (group.min.session.timeout.ms)
-
-  it('stays with the worker running it: no other worker of the group is handed it meanwhile', async () => {
-    const prefix = uniqueTopicPrefix();
+  const buses: TaskBus[] = [];
+  afterEach(async () => {
+    await Promise.all(buses.splice(0).map((b) => b.close()));
+  });
+  const makeBuses = (prefix: string, n: number) => {
+    const made = Array.from({ length: n }, () =>
+      kafkaBus(testKafkaBrokers(), prefix, log, { topics: TEST_KAFKA_TOPICS, sessionTimeoutMs: SESSION_MS }),
+    );
+    buses.push(...made);
+    return made;
+  };
+  const newExport = async (): Promise<BusMessage> => {
     const id = newTaskId('export');
     const body = exportMessage(id);
     await insertTask(db(), { id, project: 'default', kind: 'export', message: body, options: {}, total: 0 });
-    const buses = Array.from({ length: 2 }, () =>
-      kafkaBus(testKafkaBrokers(), prefix, log, { topics: TEST_KAFKA_TOPICS, sessionTimeoutMs: SESSION_MS }),
-    );
+    return { task_id: id, kind: 'export', body };
+  };
+  /** A task that runs until `end` is called; its message is taken at once. */
+  const longTask = () => {
+    let end: () => void = () => {};
+    const finished = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    return { taken: { finished }, end: () => end() };
+  };
+
+  it('stays with the worker that took it: no other worker of the group is handed it, through a rebalance', async () => {
+    const prefix = uniqueTopicPrefix();
+    const message = await newExport();
+    const [first, second, third] = makeBuses(prefix, 3);
     const handled: string[] = [];
-    let finished = 0;
-    try {
-      for (const [n, bus] of buses.entries())
-        await bus.subscribe('export', async (m) => {
-          handled.push(`${n}:${m.task_id}`);
-          await sleep(SESSION_MS * 2.5); // an export of many users, far longer than the session
-          finished++;
-        });
-      await sleep(SESSION_MS); // both workers have joined the group
-      await buses[0]?.publish({ task_id: id, kind: 'export', body });
-      while (finished === 0) await sleep(200);
-      await sleep(SESSION_MS * 1.5); // time for a second delivery, were the first worker dropped
-      expect(handled).to.have.length(1);
-      expect(handled[0]).to.match(new RegExp(`:${id}$`));
-    } finally {
-      await Promise.all(buses.map((b) => b.close()));
-    }
+    const task = longTask();
+    for (const [n, bus] of [first, second].entries())
+      await bus?.subscribe('export', async (m) => {
+        handled.push(`${n}:${m.task_id}`);
+        return task.taken;
+      });
+    await sleep(SESSION_MS); // both workers have joined the group
+    await first?.publish(message);
+    await eventually(
+      async () => handled.length,
+      (n) => n === 1,
+    );
+    // A third worker joins while the task runs: the group rebalances around it.
+    await third?.subscribe('export', async (m) => {
+      handled.push(`2:${m.task_id}`);
+      return undefined;
+    });
+    await sleep(SESSION_MS * 1.5); // time for a second delivery, were the message not committed
+    task.end();
+    expect(handled).to.have.length(1);
+    expect(handled[0]).to.match(new RegExp(`:${message.task_id}$`));
+  });
+
+  it('pauses while its slot is full, and takes the next message once the slot frees', async () => {
+    const prefix = uniqueTopicPrefix();
+    const [bus] = makeBuses(prefix, 1);
+    const taken: string[] = [];
+    const tasks = [longTask(), longTask()];
+    await bus?.subscribe(
+      'export',
+      async (m) => {
+        taken.push(m.task_id);
+        return tasks[taken.length - 1]?.taken;
+      },
+      1,
+    );
+    const messages = [await newExport(), await newExport()];
+    for (const m of messages) await bus?.publish(m);
+    await eventually(
+      async () => taken.length,
+      (n) => n >= 1,
+    );
+    await sleep(2_000);
+    expect(taken, 'no second task while the one slot is taken').to.have.length(1);
+    tasks[0]?.end();
+    await eventually(
+      async () => taken.length,
+      (n) => n === 2,
+    );
+    expect([...taken].sort()).to.deep.equal(messages.map((m) => m.task_id).sort());
+    tasks[1]?.end();
   });
 });

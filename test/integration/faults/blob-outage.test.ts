@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
@@ -59,7 +60,10 @@ describe('blob store outage during an export', function () {
     expect(lines).to.have.length(USERS + 1);
     expect(new Set(lines.map((l) => l.slice(0, 60))).size, 'each user once').to.equal(USERS + 1);
     expect(worker.exitCode, 'the worker is still running').to.equal(null);
+    // Gone before the next test's export is accepted: a draining worker takes no new task, but
+    // one that is still up could claim it first.
     worker.kill('SIGTERM');
+    await once(worker, 'exit');
   }
 
   it('stopped for 10 s: the export starts again and the file is whole', async () => {
@@ -93,6 +97,9 @@ describe('blob store outage during an export', function () {
     }
     expect((await service.post({ format: 'csv' })).statusCode, 'the refunded token').to.equal(200);
     expect(worker.exitCode, 'the worker is still running').to.equal(null);
+    // Gone before the next test's export is accepted: a draining worker takes no new task, but
+    // one that is still up could claim it first.
     worker.kill('SIGTERM');
+    await once(worker, 'exit');
   });
 });

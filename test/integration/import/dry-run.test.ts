@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { claimTask } from '../../../pipeline/db/tasks.js';
 import { dryRun } from '../../../pipeline/import/dry-run.js';
 import { adminToken } from '../../support/admin-api.js';
 import { useImportService } from '../../support/imports.js';
@@ -162,9 +163,11 @@ describe('import: a dry run delivered twice', () => {
     expect(res.statusCode, res.body).to.equal(200);
     const { id } = JSON.parse(res.body) as { id: string };
     const detail = { index: 0, outcome: 'inserted' as const, record: { email: 'twice@dry.test' } };
+    const claimed = await claimTask(service.db(), 'import', id, { owner: 'test', leaseMs: 60_000 });
+    if (!claimed) throw new Error('the task was not claimed');
     let runs = 0;
     const attempt = () =>
-      dryRun(service.db(), id, async (target) => {
+      dryRun(service.db(), claimed, 60_000, async (target) => {
         runs++;
         await target.atomic((client) => target.keep(client, [detail], 1));
       });
@@ -177,16 +180,18 @@ describe('import: a dry run delivered twice', () => {
     expect(rows).to.deep.equal([{ index: 0, outcome: 'would_insert' }]);
   });
 
-  it('leaves the task row free while it runs: the heartbeat and the upkeep never wait on it', async () => {
+  it('leaves the task row free while it runs: lease renewals and the upkeep never wait on it', async () => {
     const res = await service.post({
       identifier: 'email',
       dry_run: true,
       records: [{ email: 'free@dry.test' }],
     });
     const { id } = JSON.parse(res.body) as { id: string };
+    const claimed = await claimTask(service.db(), 'import', id, { owner: 'test', leaseMs: 60_000 });
+    if (!claimed) throw new Error('the task was not claimed');
     let rowWasFree = false;
-    await dryRun(service.db(), id, async () => {
-      // Another connection, as the task's heartbeat or the upkeep's expiry would take it.
+    await dryRun(service.db(), claimed, 60_000, async () => {
+      // Another connection, as the task's lease renewal or the upkeep would take it.
       const { rows } = await service.db().query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE NOWAIT', [id]);
       rowWasFree = rows.length === 1;
     });

@@ -33,10 +33,49 @@ describe('config', () => {
     expect(config.project.customAttributes.size).to.equal(0);
     expect(config.kafkaBrokers).to.deep.equal([]);
     expect(config.kafkaTopicPrefix).to.equal('');
-    expect(config.kafkaSessionTimeoutMs).to.equal(30000);
+    expect(config.kafkaSessionTimeoutMs).to.equal(10000);
+    expect(config.kafkaSecurity).to.deep.equal({});
     expect(config.workerConcurrency).to.equal(2);
     expect(config.importBatchSize).to.equal(2000);
     expect(config.taskRetentionSeconds).to.equal(86400);
+    expect(config.taskLeaseSeconds).to.equal(6);
+    expect(config.taskMaxLapses).to.equal(5);
+    expect(config.shutdownGraceSeconds).to.equal(25);
+    expect(config.databaseTimeouts).to.deep.equal({
+      lockMs: 30000,
+      idleInTransactionMs: 60000,
+      statementMs: 300000,
+    });
+  });
+
+  it('reads TLS and SASL to the brokers, and refuses half of either', () => {
+    const prod = { KAFKA_BROKERS: 'a:9093', KAFKA_TOPIC_PREFIX: 'prod.' };
+    expect(loadConfig({ ...prod, KAFKA_SSL: 'true' }).kafkaSecurity).to.deep.equal({ ssl: {} });
+    expect(
+      loadConfig({
+        ...prod,
+        KAFKA_SSL_CA_FILE: '/ca.pem',
+        KAFKA_SASL_MECHANISM: 'scram-sha-512',
+        KAFKA_SASL_USERNAME: 'users',
+        KAFKA_SASL_PASSWORD: 'secret',
+      }).kafkaSecurity,
+      'a CA file implies TLS',
+    ).to.deep.equal({
+      ssl: { caFile: '/ca.pem' },
+      sasl: { mechanism: 'scram-sha-512', username: 'users', password: 'secret' },
+    });
+    expect(() => loadConfig({ ...prod, KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u' })).to.throw(
+      ConfigError,
+      'KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
+    );
+    expect(() => loadConfig({ ...prod, KAFKA_SSL_CERT_FILE: '/client.pem' })).to.throw(
+      ConfigError,
+      'KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE must be set together',
+    );
+    expect(() => loadConfig({ ...prod, KAFKA_SASL_MECHANISM: 'gssapi' })).to.throw(
+      ConfigError,
+      'KAFKA_SASL_MECHANISM must be one of plain, scram-sha-256, scram-sha-512',
+    );
   });
 
   it('reads the Kafka brokers as a list', () => {
