@@ -21,6 +21,7 @@ export async function runService(
   { stopDeadlineMs = 20_000 } = {},
 ): Promise<void> {
   const parts: { name: string; stop: () => Promise<void> }[] = [];
+  const late: Promise<void>[] = [];
   let stopping = false;
 
   const stop = async (reason: string, exitCode: number): Promise<void> => {
@@ -40,6 +41,7 @@ export async function runService(
         log.error({ err, part: part.name }, 'could not stop cleanly');
       }
     }
+    await Promise.all(late);
     process.exit(exitCode);
   };
   const fail = (what: string) => (err: unknown) => {
@@ -52,7 +54,17 @@ export async function runService(
   process.on('uncaughtException', fail('uncaught error'));
   process.on('unhandledRejection', fail('unhandled rejection'));
   try {
-    await start({ started: (name, stopPart) => parts.push({ name, stop: stopPart }) });
+    await start({
+      started: (name, stopPart) => {
+        // Told to stop while it was starting: what starts meanwhile stops at once (and before the
+        // exit, which waits for it).
+        if (stopping)
+          late.push(
+            stopPart().catch((err: unknown) => log.error({ err, part: name }, 'could not stop cleanly')),
+          );
+        else parts.push({ name, stop: stopPart });
+      },
+    });
   } catch (err) {
     fail('could not start')(err);
   }

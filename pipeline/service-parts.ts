@@ -12,7 +12,7 @@ import { openSearchIndex, startSearchFeed } from './search/search-index.js';
 import type { UserSearchIndex } from './search/user-search.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
 import { startTaskUpkeep, type TaskUpkeep } from './tasks/task-upkeep.js';
-import { startWorkers, workerConnections } from './workers.js';
+import { pipelineWorkers, workerConnections } from './workers.js';
 
 /** The started parts every service process stands on. */
 export interface PipelineParts {
@@ -70,10 +70,12 @@ export async function startPipelineParts(
   started('search index', () => index.close());
   const parts = { pool: db.pool, requests, bus, blobs: storage.blobs, secrets, upkeep, search: index.search };
   if (workers) {
-    const workers = await startWorkers({ ...parts, config, log });
-    // Stopped before the bus and the upkeep: a released task is offered again by the relay.
+    const workers = pipelineWorkers({ ...parts, config, log });
+    // Stopped before the bus and the upkeep (a released task is offered again by the relay), and
+    // also when the process is told to stop while they start.
     started('workers', () => workers.stop());
     watchWorkers(workers.running);
+    await workers.start();
     if (index.store) {
       const feed = startSearchFeed(config, db.pool, index.store, log);
       started('search feed', () => feed.stop());

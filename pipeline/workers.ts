@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { TaskKind } from '../schemas/index.js';
 import type { BlobStorage } from './blob/blob-storage.js';
-import type { TakenTask, TaskBus } from './bus/bus.js';
+import type { Subscription, TakenTask, TaskBus, TaskHandler } from './bus/bus.js';
 import { parseTaskMessage } from './bus/task-message.js';
 import type { ServiceConfig } from './config.js';
 import type { Pool } from './db/pool.js';
@@ -36,28 +36,23 @@ export function workerConnections(concurrency: number): number {
 
 /** The pipeline workers of a process. */
 export interface Workers {
+  /** Subscribes the import and export workers to the bus. */
+  start(): Promise<void>;
   /** Tasks and export parts running in this process, by kind. */
   running(): Readonly<Record<TaskKind, number>>;
   /**
-   * Drains: takes no more messages, stops every running task at its next safe point (an import
-   * after the batch at hand) and releases it for another worker, and gives back the export parts it
-   * was writing. Resolves once all of them have.
+   * Drains (also while starting): takes no more messages, stops every running task at its next
+   * safe point (an import after the batch at hand) and releases it for another worker, and gives
+   * back the export parts it was writing. Resolves once all of them have.
    */
   stop(): Promise<void>;
 }
 
 /**
- * Subscribes the import and export workers to the bus; each task runs through the one task
- * runner. The bus itself is left open (closed by whoever opened it).
+ * The import and export workers of a process; each task runs through the one task runner. The bus
+ * itself is left open (closed by whoever opened it).
  */
-export async function startWorkers({
-  config,
-  pool,
-  bus,
-  blobs,
-  secrets,
-  log,
-}: WorkerDependencies): Promise<Workers> {
+export function pipelineWorkers({ config, pool, bus, blobs, secrets, log }: WorkerDependencies): Workers {
   const draining = new AbortController();
   // Every running task and export part listens to it: as many as the slots, past Node's default warning.
   setMaxListeners(0, draining.signal);
@@ -70,21 +65,16 @@ export async function startWorkers({
     return taken;
   };
   const runner = taskRunner(pool, config, log, draining.signal);
-  const imports = await bus.subscribe(
-    'import',
-    async (message) =>
+  const exportDeps = { pool, blobs, bus, config };
+  const handlers: Record<TaskKind, TaskHandler> = {
+    import: async (message) =>
       counted(
         'import',
         await runner.take('import', message.task_id, (run) =>
           runImport(pool, config, secrets, message.body, run),
         ),
       ),
-    config.workerConcurrency,
-  );
-  const exportDeps = { pool, blobs, bus, config };
-  const exports = await bus.subscribe(
-    'export',
-    async (message) => {
+    export: async (message) => {
       // A part of a split export is not a task of its own: it is leased in its part's row.
       const { part, blob } = parseTaskMessage(message.body) ?? {};
       const taken =
@@ -93,14 +83,27 @@ export async function startWorkers({
           : await takeExportPart(exportDeps, { blobName: blob, part }, { log, draining: draining.signal });
       return counted('export', taken);
     },
-    config.workerConcurrency,
-  );
+  };
+  const subscriptions: Subscription[] = [];
+  let starting: Promise<void> = Promise.resolve();
+
   return {
+    start() {
+      starting = (async () => {
+        for (const kind of ['import', 'export'] as const) {
+          if (draining.signal.aborted) return;
+          subscriptions.push(await bus.subscribe(kind, handlers[kind], config.workerConcurrency));
+        }
+      })();
+      return starting;
+    },
     running: () => ({ import: running.import.size, export: running.export.size }),
     async stop() {
-      await Promise.all([imports.stop(), exports.stop()]);
+      // Draining first: a consumer takes seconds to leave its group, and the running tasks stop at
+      // once while it does; a message that arrives meanwhile is not claimed (it comes again).
       draining.abort();
-      await Promise.all([...running.import, ...running.export]);
+      await starting.catch(() => {});
+      await Promise.all([...subscriptions.map((s) => s.stop()), ...running.import, ...running.export]);
     },
   };
 }

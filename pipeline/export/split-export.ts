@@ -19,6 +19,7 @@ import { type PoolClient, withClient } from '../db/pool.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type TaskRun, WORKER } from '../tasks/run-task.js';
+import { TaskStop } from '../tasks/task-lease.js';
 import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './export-records.js';
 import { digestOf, type FileDigest } from './file-digest.js';
 import type { ExportDependencies } from './run-export.js';
@@ -126,6 +127,7 @@ export async function takeExportPart(
   { blobName, part }: { readonly blobName: string; readonly part: number },
   { log, draining }: { readonly log: Logger; readonly draining: AbortSignal },
 ): Promise<TakenTask | undefined> {
+  if (draining.aborted) throw new TaskStop('draining'); // not taken: the message comes again
   const storage = requireExportStorage(deps.blobs);
   const claimed = await claimPart(deps.pool, { blobName, part, worker: WORKER, leaseMs: PART_LEASE_MS });
   if (!claimed) {

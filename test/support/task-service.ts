@@ -5,7 +5,7 @@ import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
 import { openSearchIndex, type SearchIndex, startSearchFeed } from '../../pipeline/search/search-index.js';
 import { startTaskUpkeep, type TaskUpkeep } from '../../pipeline/tasks/task-upkeep.js';
-import { startWorkers, type Workers, workerConnections } from '../../pipeline/workers.js';
+import { pipelineWorkers, type Workers, workerConnections } from '../../pipeline/workers.js';
 import { DEFAULT_WORKER_CONCURRENCY } from '../../schemas/config.schema.js';
 import {
   type AdminClient,
@@ -94,7 +94,8 @@ export function useTaskService(
     bus = testBus(transport, config.kafkaTopicPrefix, db(), log);
     upkeep = startTaskUpkeep(db(), bus, blobs, config, log);
     if (options.workers !== false) {
-      workers = await startWorkers({ config, pool: db(), bus, blobs, secrets: TEST_SECRETS, log });
+      workers = pipelineWorkers({ config, pool: db(), bus, blobs, secrets: TEST_SECRETS, log });
+      await workers.start();
     }
     index = openSearchIndex(config, db());
     if (index.store && options.workers !== false) feed = startSearchFeed(config, db(), index.store, log);
