@@ -6,12 +6,12 @@ NODE_MODULES := node_modules/.package-lock.json
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
-.PHONY: help install build start api pipeline migrate replay search-reindex services services-stop typecheck lint test bench clean
+.PHONY: help install build start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-cluster bench clean
 
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
 	@echo "make test    install, start the real services, type-check, lint, run every test"
-	@echo "make api | pipeline | migrate | replay FROM=... | search-reindex | bench | services | services-stop | typecheck | lint"
+	@echo "make api | pipeline | migrate | replay FROM=... | search-reindex | bench | test-cluster | services | services-stop | typecheck | lint"
 	@echo "npx userctl --help   the command-line client (import a file, export, status, replay)"
 
 # Reinstall only when the lock file changed.
@@ -63,7 +63,12 @@ services: install
 	scripts/services/azurite.sh start
 	scripts/services/clickhouse.sh start
 
+# A three-broker Kafka cluster (KRaft, replication 3) beside the single broker, for the cluster test.
+kafka-cluster: install
+	scripts/services/kafka-cluster.sh start
+
 services-stop:
+	scripts/services/kafka-cluster.sh stop
 	scripts/services/clickhouse.sh stop
 	scripts/services/azurite.sh stop
 	scripts/services/kafka.sh stop
@@ -78,14 +83,24 @@ lint: install
 # Every test under c8: it prints the coverage of api/, pipeline/ and schemas/ and fails under 85%
 # of lines (.c8rc.json). The table per file goes to .coverage/coverage.txt, so that the output ends
 # with the failing tests, if any, and the summary.
-test: install services typecheck lint
-	TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
+TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
+	  TEST_KAFKA_CLUSTER_BROKERS="$$(scripts/services/kafka-cluster.sh brokers)" \
 	  TEST_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
-	  TEST_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)" npx c8 mocha
+	  TEST_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)"
 
-bench: build services
+test: install services kafka-cluster typecheck lint
+	$(TEST_ENV) npx c8 mocha
+
+# The many-machines simulation at full size (`make test` runs it small): three brokers, two APIs,
+# workers that come and go, faults; it prints how soon work went on after each fault.
+test-cluster: install services kafka-cluster
+	$(TEST_ENV) CLUSTER_SCALE=full npx mocha --no-config --node-option import=tsx \
+	  --require test/support/hooks.ts --timeout 20000 'test/cluster/**/*.test.ts'
+
+bench: build services kafka-cluster
 	scripts/bench/ensure-wrk.sh
 	BENCH_DATABASE_URL="$(BENCH_PG_URL)" BENCH_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
+	  BENCH_KAFKA_CLUSTER_BROKERS="$$(scripts/services/kafka-cluster.sh brokers)" \
 	  BENCH_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
 	  BENCH_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)" \
 	  API_HEAP_MB=$(API_HEAP_MB) PIPELINE_HEAP_MB=$(PIPELINE_HEAP_MB) npx tsx scripts/bench/run.ts

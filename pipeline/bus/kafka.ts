@@ -18,6 +18,8 @@ import { ensureKafkaTopic, type KafkaTopicSettings } from './kafka-topics.js';
 // kafkajs is CommonJS: this one is not seen as a named export by Node's ESM loader.
 const { CompressionTypes } = kafkajs;
 
+/** How long a task consumer's fetch waits for messages before it answers empty. */
+const FETCH_WAIT_MS = 1_000;
 /** How long a stopped consumer waits before it is started again. */
 const CONSUMER_RESTART_MS = 3_000;
 /**
@@ -297,6 +299,9 @@ export function kafkaBus(
         sessionTimeout: sessionTimeoutMs,
         heartbeatInterval: heartbeatIntervalMs,
         rebalanceTimeout: sessionTimeoutMs,
+        // A consumer learns of a rebalance (and leaves its group) between fetches: a short long-poll
+        // keeps a rebalance, and a drain, to about a second.
+        maxWaitTimeInMs: FETCH_WAIT_MS,
         maxBytesPerPartition: MAX_MESSAGE_BYTES,
       });
       consumers.push(consumer);
