@@ -192,7 +192,7 @@ async function importedRecords(pool: Pool, ids: string[]): Promise<number> {
        FROM tasks WHERE id = ANY($1)`,
     [ids],
   );
-  if (!rows[0] || rows[0].failed !== 0)
-    throw new Error(`cluster bench: failed records ${JSON.stringify(rows[0])}`);
-  return rows[0].inserted;
+  const [counts] = rows;
+  if (counts?.failed !== 0) throw new Error(`cluster bench: failed records ${JSON.stringify(counts)}`);
+  return counts.inserted;
 }
