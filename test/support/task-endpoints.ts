@@ -63,12 +63,15 @@ export function taskEndpoints(
       return endpoints.waitForCompletion(await endpoints.start(body));
     },
     async waitForCompletion(id) {
+      let last: Record<string, unknown> = {};
       for (let attempt = 0; attempt < 600; attempt++) {
         const { body } = await endpoints.status(id);
         if (body.status === 'completed') return body;
+        last = body;
         await sleep(50);
       }
-      throw new Error(`task ${id} did not complete`);
+      const { details: _details, ...status } = last;
+      throw new Error(`task ${id} did not complete: ${JSON.stringify(status)}`);
     },
   };
   return endpoints;

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { eventually } from '../../support/eventually.js';
 import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
 import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
 import { insertGeneratedUsers } from '../../support/users.js';
@@ -78,7 +79,25 @@ describe('blob store outage during an export', function () {
   });
 
   it('down beyond the retries: fails naming the blob storage, and the token is given back', async () => {
-    const worker = startWorker({ TASK_RETRY_SECONDS: '1' });
+    const worker = spawnWorker(
+      {
+        AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
+        AZURE_STORAGE_CONTAINER: service.config().export.container,
+        TASK_RETRY_SECONDS: '1',
+      },
+      { output: true },
+    );
+    // Running before the outage: a worker whose start meets a store going down may wait out a
+    // request the store accepted and never answered.
+    let output = '';
+    worker.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    await eventually(
+      async () => output,
+      (text) => text.includes('Pipeline workers running'),
+      60,
+    );
     await stopService('azurite');
     try {
       // The third and last token of the day.
