@@ -29,7 +29,12 @@ describe('deployment files', () => {
     const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
       services: Record<
         string,
-        { ports?: string[]; environment?: Record<string, string>; depends_on?: Record<string, unknown> }
+        {
+          ports?: string[];
+          environment?: Record<string, string>;
+          depends_on?: Record<string, unknown>;
+          stop_grace_period?: string;
+        }
       >;
     };
     const { services } = compose;
@@ -45,9 +50,13 @@ describe('deployment files', () => {
       expect(env.TRUST_PROXY ?? 'false', name).to.equal('false');
       expect(env.TASK_SECRETS_KEY, name).to.match(/^\$\{TASK_SECRETS_KEY:\?/);
     }
-    for (const name of ['api', 'worker'])
+    for (const name of ['api', 'worker']) {
       expect(services[name]?.depends_on?.migrate, name).to.deep.equal({
         condition: 'service_completed_successfully',
       });
+      // Docker's default 10 s would cut the drain (SHUTDOWN_GRACE_SECONDS, 25 by default) short.
+      const grace = Number(/^(\d+)s$/.exec(services[name]?.stop_grace_period ?? '')?.[1]);
+      expect(grace, `${name} stop_grace_period`).to.be.above(25);
+    }
   });
 });
