@@ -85,6 +85,7 @@ lint: install
 # with the failing tests, if any, and the summary.
 TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
 	  TEST_KAFKA_CLUSTER_BROKERS="$$(scripts/services/kafka-cluster.sh brokers)" \
+	  TEST_KAFKA_SASL_BROKERS="$$(scripts/services/kafka.sh sasl-brokers)" \
 	  TEST_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
 	  TEST_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)"
 

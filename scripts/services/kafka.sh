@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts (or stops) a real Apache Kafka 3.9 broker natively, without Docker: the broker jars come
 # from Maven Central (kafka/pom.xml), the storage is formatted for KRaft once, and the broker
-# listens on 127.0.0.1:19092. Data and logs live in .services/kafka.
+# listens on 127.0.0.1:19092 (and with SASL PLAIN on 19094). Data and logs live in .services/kafka.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,11 +42,14 @@ case "${1:-start}" in
   brokers)
     echo "127.0.0.1:$port"
     ;;
+  sasl-brokers)
+    echo "127.0.0.1:$((port + 2))"
+    ;;
   fetch-jars)
     fetch_jars
     ;;
   *)
-    echo "usage: $0 start|stop|brokers|fetch-jars" >&2
+    echo "usage: $0 start|stop|brokers|sasl-brokers|fetch-jars" >&2
     exit 2
     ;;
 esac
