@@ -86,6 +86,8 @@ lint: install
 TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
 	  TEST_KAFKA_CLUSTER_BROKERS="$$(scripts/services/kafka-cluster.sh brokers)" \
 	  TEST_KAFKA_SASL_BROKERS="$$(scripts/services/kafka.sh sasl-brokers)" \
+	  TEST_KAFKA_TLS_BROKERS="$$(scripts/services/kafka.sh tls-brokers)" \
+	  TEST_KAFKA_TLS_CA="$$(scripts/services/kafka.sh tls-ca)" \
 	  TEST_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
 	  TEST_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts (or stops) a real Apache Kafka 3.9 broker natively, without Docker: the broker jars come
 # from Maven Central (kafka/pom.xml), the storage is formatted for KRaft once, and the broker
-# listens on 127.0.0.1:19092 (and with SASL PLAIN on 19094). Data and logs live in .services/kafka.
+# listens on 127.0.0.1:19092 (with SASL PLAIN on 19094, TLS on 19095). Data and logs live in
+# .services/kafka.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,6 +19,22 @@ fetch_jars() {
   touch "$lib/.complete"
 }
 
+# The SSL listener's certificate, for 127.0.0.1 and localhost, from a CA of its own (tls/ca.crt, the
+# file the TLS tests trust); the keystore is the key (PKCS#8) followed by the certificate.
+make_tls() {
+  local tls="$dir/tls"
+  [ -f "$tls/broker.pem" ] && return
+  mkdir -p "$tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=users-service test CA" \
+    -keyout "$tls/ca.key" -out "$tls/ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$tls/broker.key" -out "$tls/broker.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$tls/san.ext"
+  openssl x509 -req -in "$tls/broker.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 3650 \
+    -extfile "$tls/san.ext" -out "$tls/broker.crt" 2>/dev/null
+  openssl pkcs8 -topk8 -nocrypt -in "$tls/broker.key" -out "$tls/broker.pk8"
+  cat "$tls/broker.pk8" "$tls/broker.crt" >"$tls/broker.pem"
+}
+
 # shellcheck source=background.sh
 . "$root/scripts/services/background.sh"
 
@@ -26,7 +43,12 @@ case "${1:-start}" in
     if listening "$port"; then echo "kafka already running on 127.0.0.1:$port"; exit 0; fi
     fetch_jars
     mkdir -p "$dir/data"
-    { cat "$here/server.properties"; echo "log.dirs=$dir/data"; } >"$dir/server.properties"
+    make_tls
+    {
+      cat "$here/server.properties"
+      echo "log.dirs=$dir/data"
+      echo "ssl.keystore.location=$dir/tls/broker.pem"
+    } >"$dir/server.properties"
     java=(java -Xms256m -Xmx512m -Dkafka.logs.dir="$dir" -Dlog4j.configuration="file:$here/log4j.properties" -cp "$lib/*")
     if [ ! -f "$dir/data/meta.properties" ]; then
       "${java[@]}" kafka.tools.StorageTool format --ignore-formatted \
@@ -45,11 +67,17 @@ case "${1:-start}" in
   sasl-brokers)
     echo "127.0.0.1:$((port + 2))"
     ;;
+  tls-brokers)
+    echo "127.0.0.1:$((port + 3))"
+    ;;
+  tls-ca)
+    echo "$dir/tls/ca.crt"
+    ;;
   fetch-jars)
     fetch_jars
     ;;
   *)
-    echo "usage: $0 start|stop|brokers|sasl-brokers|fetch-jars" >&2
+    echo "usage: $0 start|stop|brokers|sasl-brokers|tls-brokers|tls-ca|fetch-jars" >&2
     exit 2
     ;;
 esac

@@ -1,4 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
+import { generate } from 'selfsigned';
 import type { BusMessage } from '../../../pipeline/bus/bus.js';
 import { createBus } from '../../../pipeline/bus/create-bus.js';
 import { exportMessage } from '../../../pipeline/bus/task-message.js';
@@ -12,34 +16,46 @@ import { TEST_KAFKA_TOPICS, uniqueTopicPrefix } from '../../support/kafka.js';
 
 const log = createLogger('silent');
 
-/** The SASL listener of the test broker (PLAIN; the user its JAAS configuration names). */
-function saslBrokers(): string {
-  const brokers = process.env.TEST_KAFKA_SASL_BROKERS;
-  if (!brokers) throw new Error('TEST_KAFKA_SASL_BROKERS is not set: run the tests with `make test`');
-  return brokers;
+/** A setting of the test broker's secured listeners, which `make test` names. */
+function testSetting(
+  name: 'TEST_KAFKA_SASL_BROKERS' | 'TEST_KAFKA_TLS_BROKERS' | 'TEST_KAFKA_TLS_CA',
+): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the tests with \`make test\``);
+  return value;
 }
 
 /**
- * A managed Kafka asks for SASL: the bus configured with KAFKA_SASL_* reaches a real broker's SASL
- * listener and carries task messages; with a wrong password it is refused, and says so.
+ * A managed Kafka asks for TLS and SASL: the bus configured with KAFKA_SSL_* or KAFKA_SASL_*
+ * reaches a real broker's TLS or SASL listener and carries task messages; with a wrong password,
+ * or a CA that did not sign the broker's certificate, it is refused, and says why.
  */
-describe('task bus on a Kafka listener that asks for SASL', function () {
+describe('task bus on Kafka listeners that ask for TLS or SASL', function () {
   this.timeout(60_000);
   const db = useTestSchema();
-  const configWith = (password: string) =>
+  const configWith = (env: Record<string, string>) =>
     loadConfig({
-      KAFKA_BROKERS: saslBrokers(),
       KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
       KAFKA_PARTITIONS: String(TEST_KAFKA_TOPICS.partitions),
       KAFKA_REPLICATION_FACTOR: String(TEST_KAFKA_TOPICS.replicationFactor),
       KAFKA_MIN_INSYNC_REPLICAS: String(TEST_KAFKA_TOPICS.minInsyncReplicas),
+      ...env,
+    });
+  const sasl = (password: string) =>
+    configWith({
+      KAFKA_BROKERS: testSetting('TEST_KAFKA_SASL_BROKERS'),
       KAFKA_SASL_MECHANISM: 'plain',
       KAFKA_SASL_USERNAME: 'users',
       KAFKA_SASL_PASSWORD: password,
     });
+  const tls = (caFile: string) =>
+    configWith({ KAFKA_BROKERS: testSetting('TEST_KAFKA_TLS_BROKERS'), KAFKA_SSL_CA_FILE: caFile });
 
-  it('publishes and delivers task messages with the right credentials', async () => {
-    const bus = createBus(configWith('users-secret'), db(), log);
+  /** Publishes a task message and resolves with the task ids the bus delivered back. */
+  async function roundTrip(
+    config: ReturnType<typeof loadConfig>,
+  ): Promise<{ sent: string; delivered: string[] }> {
+    const bus = createBus(config, db(), log);
     try {
       await bus.check();
       const id = newTaskId('export');
@@ -62,20 +78,46 @@ describe('task bus on a Kafka listener that asks for SASL', function () {
         async () => seen.map((m) => m.task_id),
         (ids) => ids.length > 0,
       );
-      expect(delivered).to.deep.equal([id]);
+      return { sent: id, delivered };
     } finally {
       await bus.close();
     }
+  }
+
+  /** The error the bus's first call meets (undefined: none). */
+  async function refusal(config: ReturnType<typeof loadConfig>): Promise<Error | undefined> {
+    const bus = createBus(config, db(), log);
+    try {
+      let refused: Error | undefined;
+      await bus.check().catch((err: Error) => (refused = err));
+      return refused;
+    } finally {
+      await bus.close();
+    }
+  }
+
+  it('SASL: publishes and delivers task messages with the right credentials', async () => {
+    const { sent, delivered } = await roundTrip(sasl('users-secret'));
+    expect(delivered).to.deep.equal([sent]);
   });
 
-  it('is refused with a wrong password, naming the authentication', async () => {
-    const bus = createBus(configWith('not-the-secret'), db(), log);
-    try {
-      let refused: unknown;
-      await bus.check().catch((err) => (refused = err));
-      expect((refused as Error | undefined)?.name).to.equal('KafkaJSSASLAuthenticationError');
-    } finally {
-      await bus.close();
-    }
+  it('SASL: is refused with a wrong password, naming the authentication', async () => {
+    expect((await refusal(sasl('not-the-secret')))?.name).to.equal('KafkaJSSASLAuthenticationError');
+  });
+
+  it('TLS: publishes and delivers task messages to a broker whose certificate the CA file signed', async () => {
+    const { sent, delivered } = await roundTrip(tls(testSetting('TEST_KAFKA_TLS_CA')));
+    expect(delivered).to.deep.equal([sent]);
+  });
+
+  it('TLS: refuses a broker whose certificate another CA signed', async () => {
+    const elsewhere = path.join(mkdtempSync(path.join(tmpdir(), 'ca-')), 'other-ca.crt');
+    const pems = await generate([{ name: 'commonName', value: 'another CA' }], { keySize: 2048 });
+    writeFileSync(elsewhere, pems.cert);
+    const refused = await refusal(tls(elsewhere));
+    expect(refused, 'refused').not.to.equal(undefined);
+    expect(JSON.stringify({ name: refused?.name, message: refused?.message })).to.match(
+      /certificate|self.signed|verify/i,
+    );
   });
 });
