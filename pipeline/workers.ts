@@ -27,7 +27,7 @@ export interface WorkerDependencies {
  * Connections the workers of a process may hold at once, for `concurrency` tasks of each kind (the
  * parts of a split export count as export tasks): per task, the embedded bus's queue transaction,
  * the task's own connection (an import's batch, an export's snapshot or part) and one for its
- * heartbeat, lease and status writes. A pool smaller than this lets the running tasks take every
+ * lease renewals and status writes. A pool smaller than this lets the running tasks take every
  * connection and wait on each other until its connect timeout fails them.
  */
 export function workerConnections(concurrency: number): number {

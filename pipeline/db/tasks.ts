@@ -360,9 +360,10 @@ export async function lockImportProgress(client: PoolClient, attempt: TaskAttemp
 
 /**
  * Holds the right to run a dry run of the task for the caller's transaction, and returns how many
- * of its records are already applied (a task that is gone or completed: Infinity). The right is
+ * of its records are already applied (attemptProgress: Infinity when the task ended, AttemptLost
+ * when another attempt owns it). The right is
  * an advisory lock named by the task, not a lock of its row: a dry run holds it for its whole
- * request, and the row must stay free for the task's heartbeats and for the upkeep meanwhile.
+ * request, and the row must stay free for the task's lease renewals and for the upkeep meanwhile.
  */
 export async function holdDryRun(client: PoolClient, attempt: TaskAttempt): Promise<number> {
   await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [attempt.id]);
