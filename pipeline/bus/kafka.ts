@@ -3,6 +3,7 @@ import kafkajs, {
   type Consumer,
   Kafka,
   type KafkaConfig,
+  type KafkaMessage,
   logLevel,
   type Producer,
   type SASLOptions,
@@ -12,14 +13,18 @@ import type { KafkaSecurity } from '../config.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isTaskId } from '../tasks/task-id.js';
-import type { ConsumerLag, ImportLog, LogOffsets, Subscription, TaskBus } from './bus.js';
+import type { ConsumerLag, ImportLog, LogOffsets, Subscription, TakenTask, TaskBus } from './bus.js';
 import { ensureKafkaTopic, type KafkaTopicSettings } from './kafka-topics.js';
 
 // kafkajs is CommonJS: this one is not seen as a named export by Node's ESM loader.
 const { CompressionTypes } = kafkajs;
 
-/** How long a task consumer's fetch waits for messages before it answers empty. */
-const FETCH_WAIT_MS = 1_000;
+/**
+ * How long a task consumer's fetch waits for messages before it answers empty, and how long it
+ * sleeps while all its partitions are paused: short, so that a partition resumed once its held
+ * message was taken is read again at once, and a rebalance (learnt between fetches) is quick.
+ */
+const FETCH_WAIT_MS = 250;
 /** How long a stopped consumer waits before it is started again. */
 const CONSUMER_RESTART_MS = 3_000;
 /**
@@ -299,20 +304,66 @@ export function kafkaBus(
         sessionTimeout: sessionTimeoutMs,
         heartbeatInterval: heartbeatIntervalMs,
         rebalanceTimeout: sessionTimeoutMs,
-        // A consumer learns of a rebalance (and leaves its group) between fetches: a short long-poll
-        // keeps a rebalance, and a drain, to about a second.
         maxWaitTimeInMs: FETCH_WAIT_MS,
         maxBytesPerPartition: MAX_MESSAGE_BYTES,
       });
       consumers.push(consumer);
       let stopped = false;
-      let running = 0;
-      // While every slot is taken, the kind's partitions are paused: its messages stay in Kafka,
-      // for a worker with a free slot, and a rebalance has nothing here to wait for.
-      const full = () => running >= concurrency;
-      const resumeIfFree = () => {
-        if (!full() && !stopped && !closing) consumer.resume([{ topic }]);
+      /** Slots running a task, or claiming one. */
+      let busy = 0;
+      const full = () => busy >= concurrency;
+      /**
+       * While every slot is busy, a partition whose next message arrives is paused, that message
+       * held here (neither claimed nor committed) and taken as soon as a slot frees: at most one
+       * per partition of this worker's, which no other worker could read meanwhile anyway. The
+       * message handler never waits for a slot, so a rebalance never waits on a task.
+       */
+      const held: { partition: number; message: KafkaMessage; resume: () => void }[] = [];
+
+      /** The message's task, claimed by the handler; undefined for one that starts nothing. */
+      const handOver = async (message: KafkaMessage): Promise<TakenTask | undefined> => {
+        // The key is the task id, or starts with it (`<task id>/<part>`).
+        const taskId = message.key?.toString().split('/')[0];
+        const body = message.value?.toString();
+        if (taskId === undefined || !isTaskId(kind, taskId) || body === undefined) {
+          log.error({ key: taskId }, 'dropping a malformed task message');
+          return undefined;
+        }
+        return handler({ task_id: taskId, kind, body });
       };
+      /**
+       * Takes a message in a slot reserved before the claim (so that no other message takes it
+       * meanwhile) and commits it; the slot frees when the task's work ends. Throws as the handler
+       * does, the message uncommitted.
+       */
+      const take = async (partition: number, message: KafkaMessage): Promise<void> => {
+        busy++;
+        let taken: TakenTask | undefined;
+        try {
+          taken = await handOver(message);
+        } finally {
+          if (!taken) free();
+        }
+        if (taken) void taken.finished.finally(free);
+        const next = (BigInt(message.offset) + 1n).toString();
+        // A commit that fails (a rebalance under way) delivers the message again, which finds its
+        // task taken: harmless.
+        await consumer.commitOffsets([{ topic, partition, offset: next }]).catch((err: unknown) => {
+          log.warn({ err, kind, partition }, 'task message offset not committed; it may come again');
+        });
+      };
+      function free(): void {
+        busy--;
+        const next = held.shift();
+        if (!next || stopped || closing) return;
+        take(next.partition, next.message).then(next.resume, (err: unknown) => {
+          // Not claimed (Postgres out of reach): read again from this message.
+          log.warn({ err, kind, partition: next.partition }, 'held task message not taken; it comes again');
+          consumer.seek({ topic, partition: next.partition, offset: next.message.offset });
+          next.resume();
+        });
+      }
+
       const start = async () => {
         await ensureTopic(kind);
         await consumer.connect();
@@ -320,36 +371,10 @@ export function kafkaBus(
         await consumer.run({
           // Offsets are committed by hand, each once its message's task is claimed.
           autoCommit: false,
-          eachMessage: async ({ partition, message }) => {
-            if (full()) {
-              // Fetched before the pause took hold: read again from here once a slot is free.
-              consumer.pause([{ topic }]);
-              consumer.seek({ topic, partition, offset: message.offset });
-              return;
-            }
-            // The key is the task id, or starts with it (`<task id>/<part>`).
-            const taskId = message.key?.toString().split('/')[0];
-            const body = message.value?.toString();
-            if (taskId === undefined || !isTaskId(kind, taskId) || body === undefined)
-              log.error({ key: taskId }, 'dropping a malformed task message');
-            else {
-              // A throw here leaves the message uncommitted: kafkajs delivers it again.
-              const taken = await handler({ task_id: taskId, kind, body });
-              if (taken) {
-                running++;
-                if (full()) consumer.pause([{ topic }]);
-                void taken.finished.finally(() => {
-                  running--;
-                  resumeIfFree();
-                });
-              }
-            }
-            const next = (BigInt(message.offset) + 1n).toString();
-            // A commit that fails (a rebalance under way) delivers the message again, which
-            // finds its task taken: harmless.
-            await consumer.commitOffsets([{ topic, partition, offset: next }]).catch((err: unknown) => {
-              log.warn({ err, kind, partition }, 'task message offset not committed; it may come again');
-            });
+          eachMessage: async ({ partition, message, pause }) => {
+            if (full()) held.push({ partition, message, resume: pause() });
+            // A throw here leaves the message uncommitted: kafkajs delivers it again.
+            else await take(partition, message);
           },
         });
       };

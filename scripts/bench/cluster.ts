@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { dropSchema, freshSchema, requestBodies } from './imports.js';
-import { type BenchProcess, startBenchService, startProcess } from './processes.js';
+import { tasksCompletedAt } from './measure.js';
+import { type BenchProcess, type BenchService, startBenchService, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 /** The bench's topics on the three-broker cluster: as a production cluster makes them. */
@@ -53,13 +54,17 @@ export async function benchCluster(
   ];
 }
 
-/** Records/s of the import bench's requests, on a fresh schema, with `workers` worker processes. */
-async function importWith(
+/**
+ * Runs `use` with a bench service (an API and a worker) on a fresh schema and the cluster, with
+ * `workers` worker processes in all, after an untimed import through which the workers' consumer
+ * groups form; everything is stopped and the schema dropped after.
+ */
+async function withClusterService<T>(
   databaseUrl: string,
   brokers: string,
   workers: number,
-  log: (l: string) => void,
-): Promise<{ rate: number }> {
+  use: (pool: Pool, service: BenchService) => Promise<T>,
+): Promise<T> {
   const pool = await freshSchema(databaseUrl, SCHEMA);
   const service = await startBenchService('cluster', {
     databaseUrl,
@@ -72,22 +77,32 @@ async function importWith(
   try {
     for (let n = 1; n < workers; n++)
       more.push(await startProcess('pipeline/main.ts', [], service.env, 'Pipeline workers running'));
-    // Untimed: the first message waits for the workers' consumer groups to form.
-    await completed(pool, [await service.importRequest(WARM_UP)]);
-    const bodies = requestBodies();
-    const started = Date.now();
-    const ids = await sendAll(bodies, (b) => service.importRequest(b));
-    const last = await completed(pool, ids);
-    const records = await importedRecords(pool, ids);
-    const seconds = (last.getTime() - started) / 1000;
-    log(`cluster import, ${workers} worker(s): ${records} records in ${seconds.toFixed(1)} s`);
-    return { rate: records / seconds };
+    await tasksCompletedAt(pool, [await service.importRequest(WARM_UP)]);
+    return await use(pool, service);
   } finally {
     for (const w of more) await w.stop();
     await service.stop();
     await pool.end();
     await dropSchema(databaseUrl, SCHEMA);
   }
+}
+
+/** Records/s of the import bench's requests, on a fresh schema, with `workers` worker processes. */
+async function importWith(
+  databaseUrl: string,
+  brokers: string,
+  workers: number,
+  log: (l: string) => void,
+): Promise<{ rate: number }> {
+  return withClusterService(databaseUrl, brokers, workers, async (pool, service) => {
+    const started = Date.now();
+    const ids = await sendAll(requestBodies(), (b) => service.importRequest(b));
+    const last = await tasksCompletedAt(pool, ids);
+    const records = await importedRecords(pool, ids);
+    const seconds = (last.getTime() - started) / 1000;
+    log(`cluster import, ${workers} worker(s): ${records} records in ${seconds.toFixed(1)} s`);
+    return { rate: records / seconds };
+  });
 }
 
 /**
@@ -99,34 +114,22 @@ async function rebalanceStall(
   brokers: string,
   log: (l: string) => void,
 ): Promise<{ before: number; during: number }> {
-  const pool = await freshSchema(databaseUrl, SCHEMA);
-  const service = await startBenchService('cluster', {
-    databaseUrl,
-    schema: SCHEMA,
-    brokers,
-    env: () => CLUSTER_TOPICS,
-    connections: IN_FLIGHT,
-  });
-  const more: BenchProcess[] = [];
-  try {
-    more.push(await startProcess('pipeline/main.ts', [], service.env, 'Pipeline workers running'));
-    await completed(pool, [await service.importRequest(WARM_UP)]);
+  return withClusterService(databaseUrl, brokers, 2, async (pool, service) => {
     const sending = sendAll(requestBodies(), (b) => service.importRequest(b));
     // Imports under way in both workers before the watch begins.
     await waitFor(async () => (await progressMark(pool)) > 0);
     const before = await longestStall(pool, WATCH_MS);
     const joining = startProcess('pipeline/main.ts', [], service.env, 'Pipeline workers running');
     const during = await longestStall(pool, WATCH_MS);
-    more.push(await joining);
-    await completed(pool, await sending);
+    const joined = await joining;
+    try {
+      await tasksCompletedAt(pool, await sending);
+    } finally {
+      await joined.stop();
+    }
     log(`cluster rebalance: longest stall ${during} ms after a worker joined, ${before} ms before`);
     return { before, during };
-  } finally {
-    for (const w of more) await w.stop();
-    await service.stop();
-    await pool.end();
-    await dropSchema(databaseUrl, SCHEMA);
-  }
+  });
 }
 
 /** Sends every body, IN_FLIGHT at a time; the task ids. */
@@ -170,19 +173,6 @@ async function longestStall(pool: Pool, windowMs: number): Promise<number> {
 
 async function waitFor(done: () => Promise<boolean>): Promise<void> {
   while (!(await done())) await sleep(SAMPLE_MS);
-}
-
-/** When the last of the tasks completed (by the task rows' clock). */
-async function completed(pool: Pool, ids: string[]): Promise<Date> {
-  for (;;) {
-    const { rows } = await pool.query<{ pending: number; last: Date | null }>(
-      `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, max(completed_at) AS last
-         FROM tasks WHERE id = ANY($1)`,
-      [ids],
-    );
-    if (rows[0]?.pending === 0 && rows[0].last) return rows[0].last;
-    await sleep(250);
-  }
 }
 
 /** Records the tasks inserted, checked against what was sent. */

@@ -3,13 +3,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { batched } from './bench-schema.js';
-import { COMPLETION_POLL_MS, rounds } from './measure.js';
+import { rounds, tasksCompletedAt } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -168,19 +167,7 @@ async function importRate(databaseUrl: string, brokers: string, log: (l: string)
   const bodies = requestBodies();
   try {
     const send = (body: string) => service.importRequest(body);
-    // When the last of the tasks completed, by the task rows' clock (the same as Date.now()), so
-    // that the poll can be slow and leave the machine to the import it times.
-    const completed = async (ids: string[]): Promise<Date> => {
-      for (;;) {
-        const { rows } = await pool.query<{ pending: number; last: Date | null }>(
-          `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, max(completed_at) AS last
-             FROM tasks WHERE id = ANY($1)`,
-          [ids],
-        );
-        if (rows[0]?.pending === 0 && rows[0].last) return rows[0].last;
-        await sleep(COMPLETION_POLL_MS);
-      }
-    };
+    const completed = (ids: string[]) => tasksCompletedAt(pool, ids);
     // One small import first, untimed: on a freshly started broker the worker's first consumer
     // group join waits for Kafka to create its offsets topic, seconds that a running service
     // never pays again.

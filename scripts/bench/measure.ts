@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queryable } from '../../pipeline/db/pool.js';
 /** Throughput of `clients` concurrent loops of `call`, in calls per second. */
 export async function throughput(
   clients: number,
@@ -23,6 +25,22 @@ export async function throughput(
  * the task rows' `completed_at`, so the poll can be slow and leave the machine to the work it times.
  */
 export const COMPLETION_POLL_MS = 250;
+
+/**
+ * When the last of the tasks completed, by the task rows' clock (the same as Date.now()), so that
+ * the poll can be slow and leave the machine to the work it times.
+ */
+export async function tasksCompletedAt(pool: Queryable, ids: readonly string[]): Promise<Date> {
+  for (;;) {
+    const { rows } = await pool.query<{ pending: number; last: Date | null }>(
+      `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, max(completed_at) AS last
+         FROM tasks WHERE id = ANY($1)`,
+      [ids],
+    );
+    if (rows[0]?.pending === 0 && rows[0].last) return rows[0].last;
+    await sleep(COMPLETION_POLL_MS);
+  }
+}
 
 /**
  * How many rounds `make bench` measures a goal that one run on a shared machine leaves noisy
