@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { Kafka, logLevel } from 'kafkajs';
 import { fetch } from 'undici';
 import { adminToken, makeTestKeys, TEST_DOMAIN, type TestKeys } from '../support/admin-api.js';
 import { useTestSchema } from '../support/database.js';
@@ -8,7 +9,7 @@ import { eventually } from '../support/eventually.js';
 import { download, testBlobConnectionString, uniqueContainer } from '../support/exports.js';
 import { uniqueTopicPrefix } from '../support/kafka.js';
 import { insertGeneratedUsers } from '../support/users.js';
-import { clusterNode, type ServiceProcess, useDeployment } from './cluster-processes.js';
+import { clusterBrokers, clusterNode, type ServiceProcess, useDeployment } from './cluster-processes.js';
 
 /**
  * The deployment of many machines, simulated on this one: a three-broker Kafka cluster in KRaft
@@ -18,8 +19,8 @@ import { clusterNode, type ServiceProcess, useDeployment } from './cluster-proce
  * started again, two workers join and one leaves with SIGTERM, and an API process restarts. Every
  * accepted task must complete exactly once, with no two attempts of one task ever running at the
  * same time, users exact, and the export files whole. How soon the work a fault touched went on
- * (a part claimed again, an import accepted after a broker died published, a joining worker's
- * first claim, drained tasks claimed by others) is printed. `make test` runs it small; `make test-cluster` at full size.
+ * (a part claimed again, an import accepted after a broker died published, the group stable with
+ * the joining workers, drained tasks claimed by others) is printed. `make test` runs it small; `make test-cluster` at full size.
  */
 const SIZES = {
   short: { imports: 40, records: 100, upsertPairs: 6, users: 60_000, partUsers: 20_000 },
@@ -213,15 +214,28 @@ describe(`many machines: a three-broker cluster, two APIs, workers that come and
       const at = Date.now();
       const joining = [deployment.worker('worker-4'), deployment.worker('worker-5')];
       workers.push(...joining);
-      await probe(); // work for them, whatever the backlog
-      // The group has rebalanced once a new worker claims a task from the partitions it was given.
+      // The import workers' group has rebalanced around them: stable, every worker a member.
+      const admin = new Kafka({ brokers: clusterBrokers(), logLevel: logLevel.NOTHING }).admin();
+      await admin.connect();
       const ms = await wentOnAfter(at, async () => {
-        const { rows } = await db().query('SELECT 1 FROM task_attempts WHERE owner = ANY($1) LIMIT 1', [
-          joining.map((w) => `${hostname()}:${w.child.pid}`),
-        ]);
-        return rows.length > 0;
-      });
-      record('two workers join (a rebalance)', ms, 'a joining worker claimed a task');
+        const [group] = (await admin.describeGroups([`${prefix}user-import-workers`])).groups;
+        return group?.state === 'Stable' && group.members.length === workers.length;
+      }).finally(() => admin.disconnect());
+      // And they take work: of a dozen small imports, some land on the partitions they were given.
+      const probes: string[] = [];
+      for (let n = 0; n < 12; n++) probes.push(await probe());
+      const claimedByJoining = await eventually(
+        async () =>
+          (
+            await db().query('SELECT 1 FROM task_attempts WHERE owner = ANY($1)', [
+              joining.map((w) => `${hostname()}:${w.child.pid}`),
+            ])
+          ).rowCount,
+        (n) => (n ?? 0) > 0,
+        60,
+      );
+      expect(claimedByJoining, 'the joining workers claimed tasks').to.be.above(0);
+      record('two workers join (a rebalance)', ms, 'the group stable with them');
     }
     {
       // The worker running a long import leaves while it runs.
