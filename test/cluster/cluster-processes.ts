@@ -27,6 +27,8 @@ export interface ServiceProcess {
   readonly url?: string;
   /** Resolves with the exit code once the process exited. */
   exited(): Promise<number | null>;
+  /** Resolves once the process says it runs (rejects if it exits first). */
+  ready(): Promise<void>;
 }
 
 /**
@@ -74,9 +76,19 @@ export function useDeployment(
     };
   };
 
-  const track = (name: string, child: ChildProcess, url?: string): ServiceProcess => {
+  /** Records a process, ready once it prints `readyLine` on its stdout. */
+  const track = (name: string, child: ChildProcess, readyLine: string, url?: string): ServiceProcess => {
     const exit = once(child, 'exit').then(([code]) => code as number | null);
-    const made = { name, child, ...(url ? { url } : {}), exited: () => exit };
+    let output = '';
+    const ready = new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes(readyLine)) resolve();
+      });
+      void exit.then((code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
+    });
+    ready.catch(() => {}); // a process killed on purpose is not a failure of its start
+    const made = { name, child, ...(url ? { url } : {}), exited: () => exit, ready: () => ready };
     processes.push(made);
     return made;
   };
@@ -95,23 +107,16 @@ export function useDeployment(
         },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
-      const made = track(name, child, `http://127.0.0.1:${port}`);
-      let output = '';
-      await new Promise<void>((resolve, reject) => {
-        child.stdout?.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          if (output.includes('Admin API on')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
-      });
+      const made = track(name, child, 'Admin API on', `http://127.0.0.1:${port}`);
+      await made.ready();
       return made;
     },
     worker(name) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'pipeline/main.ts'], {
         env: { ...baseEnv(), PIPELINE_HTTP_PORT: '0', WORKER_CONCURRENCY: '2' },
-        stdio: ['ignore', 'ignore', 'inherit'],
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
-      return track(name, child);
+      return track(name, child, 'Pipeline workers running');
     },
   };
 }

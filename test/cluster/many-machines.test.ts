@@ -214,10 +214,13 @@ describe(`many machines: a three-broker cluster, two APIs, workers that come and
       const at = Date.now();
       const joining = [deployment.worker('worker-4'), deployment.worker('worker-5')];
       workers.push(...joining);
+      await Promise.all(joining.map((w) => w.ready()));
+      const started = Date.now() - at;
       // The import workers' group has rebalanced around them: stable, every worker a member.
       const admin = new Kafka({ brokers: clusterBrokers(), logLevel: logLevel.NOTHING }).admin();
       await admin.connect();
-      const ms = await wentOnAfter(at, async () => {
+      const joined = Date.now();
+      const ms = await wentOnAfter(joined, async () => {
         const [group] = (await admin.describeGroups([`${prefix}user-import-workers`])).groups;
         return group?.state === 'Stable' && group.members.length === workers.length;
       }).finally(() => admin.disconnect());
@@ -235,7 +238,11 @@ describe(`many machines: a three-broker cluster, two APIs, workers that come and
         60,
       );
       expect(claimedByJoining, 'the joining workers claimed tasks').to.be.above(0);
-      record('two workers join (a rebalance)', ms, 'the group stable with them');
+      record(
+        `two workers join (a rebalance; they took ${started} ms to start)`,
+        ms,
+        'the group stable with them, once started,',
+      );
     }
     {
       // The worker running a long import leaves while it runs.
