@@ -12,7 +12,7 @@ import { openSearchIndex, startSearchFeed } from './search/search-index.js';
 import type { UserSearchIndex } from './search/user-search.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
 import { startTaskUpkeep, type TaskUpkeep } from './tasks/task-upkeep.js';
-import { pipelineWorkers, workerConnections } from './workers.js';
+import { pipelineWorkers, type Workers, workerConnections } from './workers.js';
 
 /** The started parts every service process stands on. */
 export interface PipelineParts {
@@ -25,6 +25,8 @@ export interface PipelineParts {
   readonly upkeep: TaskUpkeep;
   /** The index behind users(searchKeyword). */
   readonly search: UserSearchIndex;
+  /** With `workers`: the pipeline workers. */
+  readonly workers?: Workers;
 }
 
 /** Connections of a service process besides its workers' and its requests': task upkeep, search feed. */
@@ -80,6 +82,7 @@ export async function startPipelineParts(
       const feed = startSearchFeed(config, db.pool, index.store, log);
       started('search feed', () => feed.stop());
     }
+    return { ...parts, workers };
   }
   return parts;
 }

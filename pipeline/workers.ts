@@ -40,6 +40,8 @@ export interface Workers {
   start(): Promise<void>;
   /** Tasks and export parts running in this process, by kind. */
   running(): Readonly<Record<TaskKind, number>>;
+  /** Whether they have subscribed to both kinds and claim tasks (not draining). */
+  claiming(): boolean;
   /**
    * Drains (also while starting): takes no more messages, stops every running task at its next
    * safe point (an import after the batch at hand) and releases it for another worker, and gives
@@ -85,12 +87,13 @@ export function pipelineWorkers({ config, pool, bus, blobs, secrets, log }: Work
     },
   };
   const subscriptions: Subscription[] = [];
+  const kinds = ['import', 'export'] as const;
   let starting: Promise<void> = Promise.resolve();
 
   return {
     start() {
       starting = (async () => {
-        for (const kind of ['import', 'export'] as const) {
+        for (const kind of kinds) {
           if (draining.signal.aborted) return;
           subscriptions.push(await bus.subscribe(kind, handlers[kind], config.workerConcurrency));
         }
@@ -98,6 +101,7 @@ export function pipelineWorkers({ config, pool, bus, blobs, secrets, log }: Work
       return starting;
     },
     running: () => ({ import: running.import.size, export: running.export.size }),
+    claiming: () => subscriptions.length === kinds.length && !draining.signal.aborted,
     async stop() {
       // Draining first: a consumer takes seconds to leave its group, and the running tasks stop at
       // once while it does; a message that arrives meanwhile is not claimed (it comes again).

@@ -7,7 +7,7 @@ import type { Queryable } from '../db/pool.js';
  * is not said: the answer is for probes, and internal error text is for the log.
  */
 export interface PartHealth {
-  readonly part: 'postgres' | 'bus' | 'blob_storage';
+  readonly part: 'postgres' | 'bus' | 'blob_storage' | 'workers';
   readonly ok: boolean;
 }
 
@@ -42,21 +42,25 @@ export interface ServiceDependencies {
   /** Absent where a process has no bus of its own (a facade under test). */
   readonly bus?: TaskBus | undefined;
   readonly blobs: BlobStorage | undefined;
+  /** A worker process's workers: ready while they have joined the bus and claim (not draining). */
+  readonly workers?: { claiming(): boolean } | undefined;
 }
 
 /** Asks every dependency at once whether it answers. */
 async function checkReadiness(deps: ServiceDependencies): Promise<PartHealth[]> {
+  // A check answers in time (false: it answered no), or fails.
   const checks: [PartHealth['part'], () => Promise<unknown>][] = [
     ['postgres', () => deps.pool.query('SELECT 1')],
   ];
-  const { bus, blobs } = deps;
+  const { bus, blobs, workers } = deps;
   if (bus) checks.push(['bus', () => bus.check()]);
   if (blobs) checks.push(['blob_storage', () => blobs.check()]);
+  if (workers) checks.push(['workers', async () => workers.claiming()]);
   return Promise.all(
     checks.map(async ([part, check]) => {
       try {
-        await withTimeout(check(), CHECK_TIMEOUT_MS);
-        return { part, ok: true };
+        const answer = await withTimeout(check(), CHECK_TIMEOUT_MS);
+        return { part, ok: answer !== false };
       } catch {
         return { part, ok: false };
       }

@@ -21,4 +21,18 @@ describe('operator/health readiness probe', () => {
     await probe();
     expect(queries, 'within the cache window').to.equal(1);
   });
+
+  it("names a worker process's workers: ready only while they claim tasks", async () => {
+    let claiming = false;
+    const workers = { claiming: () => claiming };
+    expect(await readinessProbe({ pool: db(), blobs: undefined, workers })()).to.deep.equal([
+      { part: 'postgres', ok: true },
+      { part: 'workers', ok: false },
+    ]);
+    claiming = true;
+    expect(await readinessProbe({ pool: db(), blobs: undefined, workers })()).to.deep.include({
+      part: 'workers',
+      ok: true,
+    });
+  });
 });
