@@ -25,6 +25,8 @@ const { CompressionTypes } = kafkajs;
  * message was taken is read again at once, and a rebalance (learnt between fetches) is quick.
  */
 const FETCH_WAIT_MS = 250;
+/** How long a rebalance of the task consumers waits for its members. */
+const REBALANCE_TIMEOUT_MS = 60_000;
 /** How long a stopped consumer waits before it is started again. */
 const CONSUMER_RESTART_MS = 3_000;
 /**
@@ -303,7 +305,10 @@ export function kafkaBus(
         allowAutoTopicCreation: true,
         sessionTimeout: sessionTimeoutMs,
         heartbeatInterval: heartbeatIntervalMs,
-        rebalanceTimeout: sessionTimeoutMs,
+        // How long a rebalance waits for every member to rejoin: members rejoin between fetches
+        // (no handler ever runs a task), so a healthy rebalance ends long before; a short one
+        // would expel a member slowed by its machine, and start another rebalance when it returns.
+        rebalanceTimeout: REBALANCE_TIMEOUT_MS,
         maxWaitTimeInMs: FETCH_WAIT_MS,
         maxBytesPerPartition: MAX_MESSAGE_BYTES,
       });
