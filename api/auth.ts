@@ -11,7 +11,7 @@ export function requireProjectHost(project: ProjectConfig): Middleware {
   const domain = project.domain.toLowerCase();
   return async (ctx, next) => {
     if (ctx.hostname.toLowerCase() !== domain) {
-      throw new ApiError('Forbidden', 'UnknownHost', 'the Host header does not name this project');
+      throw new ApiError('UnknownHost', 'the Host header does not name this project');
     }
     await next();
   };
@@ -58,5 +58,5 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
 }
 
 function forbidden(): ApiError {
-  return new ApiError('Forbidden', 'InvalidAdminJWT', 'a valid admin JWT is required');
+  return new ApiError('InvalidAdminJWT', 'a valid admin JWT is required');
 }

@@ -34,20 +34,14 @@ export function toApiError(err: unknown): ApiError {
   if (fault.kind === 'transient') return serviceUnavailable(fault.dependency ?? 'database', err);
   const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
   if (status === 413) {
-    return new ApiError(
-      'RequestEntityTooLarge',
-      'RequestEntityTooLarge',
-      'request body too large',
-      undefined,
-      {
-        cause: err,
-      },
-    );
+    return new ApiError('RequestEntityTooLarge', 'request body too large', undefined, {
+      cause: err,
+    });
   }
   if (status >= 400 && status < 500) {
-    return new ApiError('Invalid', 'BadRequest', clientMessage(err), undefined, { cause: err });
+    return new ApiError('BadRequest', clientMessage(err), undefined, { cause: err });
   }
-  return new ApiError('InternalError', 'UnexpectedError', 'unexpected error', undefined, { cause: err });
+  return new ApiError('UnexpectedError', 'unexpected error', undefined, { cause: err });
 }
 
 function clientMessage(err: unknown): string {
@@ -65,7 +59,7 @@ export function errorEnvelope(log: Logger): Middleware {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        throw new ApiError('NotFound', 'NotFound', 'no such endpoint');
+        throw new ApiError('NotFound', 'no such endpoint');
       }
     } catch (thrown) {
       if (thrown instanceof ImportRequestError) {

@@ -27,7 +27,8 @@ export function requestLog(log: Logger): Middleware {
     const requestId = REQUEST_ID.test(sent) ? sent : randomUUID();
     const state = ctx.state as RequestState;
     state.requestId = requestId;
-    state.log = log.child({ request_id: requestId });
+    const requestLog = log.child({ request_id: requestId });
+    state.log = requestLog;
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
@@ -36,7 +37,7 @@ export function requestLog(log: Logger): Middleware {
       const bytes = Number(ctx.get('content-length')) || undefined;
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       httpDuration.observe({ method: ctx.method, route: String(route), status: String(ctx.status) }, seconds);
-      requestLogger(ctx).info(
+      requestLogger(ctx, requestLog).info(
         {
           method: ctx.method,
           path: ctx.path,
@@ -51,10 +52,8 @@ export function requestLog(log: Logger): Middleware {
 }
 
 /** The logger of a request: its lines carry the request id and, once authenticated, the admin. */
-export function requestLogger(ctx: Context, fallback?: Logger): Logger {
-  const log = (ctx.state as RequestState).log ?? fallback;
-  if (!log) throw new Error('requestLog must come first in the middleware chain');
-  return log;
+export function requestLogger(ctx: Context, fallback: Logger): Logger {
+  return (ctx.state as RequestState).log ?? fallback;
 }
 
 /** Records the acting admin (the admin JWT's `sub`) of a request, on its later log lines too. */

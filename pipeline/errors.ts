@@ -1,34 +1,16 @@
+import { ERROR_NAMES, ERROR_REASONS, type ErrorName, type ErrorReason } from '../schemas/error-reasons.js';
+
 /**
- * The one error family of the service. An ApiError is what a caller sees: a stable `name` (which
- * fixes the HTTP status) and `reason`, an optional `info`, response headers (`Retry-After`) and
- * whether trying again later may succeed. `classifyFault` is the one place that tells what any
- * other error means: Postgres by SQLSTATE, Node and Kafka by their codes, Azure by its status.
+ * The one error family of the service. An ApiError is what a caller sees: a `reason` of the
+ * catalogue (schemas/error-reasons.ts), which fixes its `name` and HTTP status, an optional
+ * `info`, response headers (`Retry-After`) and whether trying again later may succeed. An
+ * EngineError is a fault of the workers' own making, with a stable code. `classifyFault` is the one
+ * place that tells what any error means: Postgres by SQLSTATE, Node and Kafka by their codes, Azure
+ * by its status, ours by their class.
  */
-export type ErrorName =
-  | 'Invalid'
-  | 'Unauthorized'
-  | 'Forbidden'
-  | 'NotFound'
-  | 'RequestEntityTooLarge'
-  | 'UnprocessableEntity'
-  | 'TooManyRequest'
-  | 'InternalError'
-  | 'ServiceUnavailable';
+export type { ErrorName, ErrorReason };
 
-/** HTTP status by error name (DECISIONS.md, Envelopes and errors). */
-const STATUS_BY_NAME: Readonly<Record<ErrorName, number>> = {
-  Invalid: 400,
-  Unauthorized: 401,
-  Forbidden: 403,
-  NotFound: 404,
-  RequestEntityTooLarge: 413,
-  UnprocessableEntity: 422,
-  TooManyRequest: 429,
-  InternalError: 500,
-  ServiceUnavailable: 503,
-};
-
-/** Extra members of an ApiError beyond name, reason, message and info. */
+/** Extra members of an ApiError beyond reason, message and info. */
 export interface ApiErrorOptions {
   readonly cause?: unknown;
   /** Response headers that go with the error, e.g. `Retry-After`. */
@@ -37,19 +19,18 @@ export interface ApiErrorOptions {
 
 export class ApiError extends Error {
   override readonly name: ErrorName;
-  readonly reason: string;
+  readonly reason: ErrorReason;
   readonly info: Readonly<Record<string, unknown>> | undefined;
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(
-    name: ErrorName,
-    reason: string,
+    reason: ErrorReason,
     message: string,
     info?: Record<string, unknown>,
     options: ApiErrorOptions = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = name;
+    this.name = ERROR_REASONS[reason].name;
     this.reason = reason;
     this.info = info;
     this.headers = options.headers ?? {};
@@ -57,7 +38,7 @@ export class ApiError extends Error {
 
   /** The HTTP status of the error's name. */
   get status(): number {
-    return STATUS_BY_NAME[this.name];
+    return ERROR_NAMES[this.name];
   }
 
   /** Whether the same request may succeed later (the service was busy or a dependency was down). */
@@ -66,10 +47,9 @@ export class ApiError extends Error {
   }
 }
 
-/** A dependency was unreachable: 503 with `Retry-After` (DECISIONS.md, Transport security). */
+/** A dependency was unreachable: 503 with `Retry-After`. */
 export function serviceUnavailable(dependency: Dependency, cause?: unknown, retryAfterSeconds = 5): ApiError {
   return new ApiError(
-    'ServiceUnavailable',
     'ServiceUnavailable',
     `the ${dependency} is unavailable; try again later`,
     { dependency },
@@ -91,6 +71,51 @@ function errorFields(err: ApiError): Record<string, unknown> {
 export function envelopeError(err: ApiError): Record<string, unknown> {
   const { info, ...fields } = errorFields(err);
   return { ...fields, code: err.status, ...(info ? { info } : {}) };
+}
+
+/** The codes of the engine's own faults, each with when it is raised and whether it may pass. */
+export const ENGINE_FAULTS = {
+  /** A records row of the export statement that the assembler does not know: a bug, certain to repeat. */
+  RecordsRowUnexpected: { transient: false },
+  /** A split export's snapshot id that is not one pg_export_snapshot() returns. */
+  SnapshotIdInvalid: { transient: false },
+  /** The parts of a split export were deleted under its coordinator (the task ended elsewhere). */
+  ExportPartsGone: { transient: false },
+  /** A part of a split export failed with a fault that will not pass; `message` names it. */
+  ExportPartFailed: { transient: false },
+  /** A custom attribute of the project configuration with a type the importer does not know. */
+  CustomAttributeTypeUnknown: { transient: false },
+  /** An import record names a sealed secret its task message does not carry. */
+  SealedSecretMissing: { transient: false },
+  /** A sealed task secret in an unknown format, or sealed with a key this process lacks. */
+  SealedSecretUnreadable: { transient: false },
+  /** A valid import record without the member its identifier names: a bug. */
+  RecordIdentifierMissing: { transient: false },
+  /** Blob storage configured without the account key that signs download URLs. */
+  BlobSigningKeyMissing: { transient: false },
+  /** An embedded Postgres that did not start. */
+  EmbeddedPostgresFailed: { transient: false },
+} as const satisfies Record<string, { readonly transient: boolean }>;
+
+export type EngineFaultCode = keyof typeof ENGINE_FAULTS;
+
+/**
+ * A fault of the workers' own making, with a stable code from ENGINE_FAULTS: a transient one is
+ * retried, any other ends its task at once with its code.
+ */
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  constructor(
+    readonly code: EngineFaultCode,
+    message: string,
+    options: { readonly cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  }
+
+  get transient(): boolean {
+    return ENGINE_FAULTS[this.code].transient;
+  }
 }
 
 /** A configuration file or variable that does not pass its schema; the service refuses to start. */
@@ -175,6 +200,12 @@ export function classifyFault(err: unknown): Fault {
       ? { kind: 'transient', dependency: err.info?.dependency as Dependency | undefined, code: err.reason }
       : { kind: 'permanent', code: err.reason };
   }
+  if (err instanceof EngineError) {
+    return err.transient
+      ? { kind: 'transient', dependency: undefined, code: err.code }
+      : { kind: 'permanent', code: err.code };
+  }
+  if (err instanceof AttemptLost) return { kind: 'permanent', code: 'AttemptLost' };
   const state = sqlState(err);
   if (state) {
     const cls = state.slice(0, 2);

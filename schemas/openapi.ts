@@ -1,9 +1,10 @@
+import { ERROR_NAMES, ERROR_REASONS } from './error-reasons.js';
 import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema } from './import-record.schema.js';
 import { importOutcomes, importRequestSchema } from './import-request.schema.js';
 
 // The OpenAPI 3.1 document of the REST endpoints, built from the JSON Schemas of this folder (3.1
-// speaks JSON Schema 2020-12, so they go in as they are). `npm run openapi` writes it to
+// speaks JSON Schema 2020-12, so they go in as they are). `npm run contracts` writes it to
 // schemas/openapi.json, which is checked in; the service serves it at /_api/admin/openapi.json.
 
 /** A schema as a component: its `$id` (a base for ajv) left out of the document. */
@@ -132,8 +133,13 @@ export const openApiDocument = {
         type: 'object',
         required: ['name', 'reason', 'message', 'code'],
         properties: {
-          name: { type: 'string' },
-          reason: { type: 'string' },
+          name: { enum: Object.keys(ERROR_NAMES), description: 'Fixes the HTTP status (`code`)' },
+          reason: {
+            enum: Object.keys(ERROR_REASONS),
+            description: Object.entries(ERROR_REASONS)
+              .map(([reason, { name, doc }]) => `- \`${reason}\` (${name}): ${doc}`)
+              .join('\n'),
+          },
           message: { type: 'string' },
           code: { type: 'integer' },
           info: { type: 'object' },

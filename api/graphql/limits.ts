@@ -12,6 +12,7 @@ import {
 } from 'graphql';
 import { createComplexityRule } from 'graphql-query-complexity';
 import { ApiError } from '../../pipeline/errors.js';
+import { type ErrorReason, isErrorReason } from '../../schemas/error-reasons.js';
 
 /**
  * What one GraphQL request may ask of the facade (README, Limits). Each refusal is a 400
@@ -31,7 +32,7 @@ export const GRAPHQL_LIMITS = {
 } as const;
 
 /** A refusal of the graph interface, as a validation rule reports it. */
-function limitError(reason: string, message: string, limit: number): GraphQLError {
+function limitError(reason: ErrorReason, message: string, limit: number): GraphQLError {
   return new GraphQLError(message, { extensions: { reason, limit } });
 }
 
@@ -39,7 +40,7 @@ function limitError(reason: string, message: string, limit: number): GraphQLErro
 export function checkDocumentSize(text: string): void {
   if (Buffer.byteLength(text) > GRAPHQL_LIMITS.documentBytes) {
     const limit = GRAPHQL_LIMITS.documentBytes;
-    throw new ApiError('Invalid', 'GraphQLDocumentTooLarge', `the document is longer than ${limit} bytes`, {
+    throw new ApiError('GraphQLDocumentTooLarge', `the document is longer than ${limit} bytes`, {
       limit,
     });
   }
@@ -80,7 +81,8 @@ function refusalOf(
   for (const refusal of refusals) {
     const { reason, limit } = refusal.extensions as { reason?: unknown; limit?: unknown };
     // An error of the spec's own rules (an unknown field, say) is left to the handler to answer.
-    if (typeof reason === 'string') return new ApiError('Invalid', reason, refusal.message, { limit });
+    if (typeof reason === 'string' && isErrorReason(reason))
+      return new ApiError(reason, refusal.message, { limit });
   }
   return null;
 }
@@ -102,7 +104,7 @@ function costDependsOnVariables(document: DocumentNode): boolean {
 
 /** Reports graphql-armor's refusal as ours: the same message, our reason. */
 const report =
-  (reason: string, limit: number) =>
+  (reason: ErrorReason, limit: number) =>
   (context: ValidationContext | null, err: GraphQLError): void =>
     context?.reportError(limitError(reason, err.message.replace(/^Syntax Error: /, ''), limit));
 

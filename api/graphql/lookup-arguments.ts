@@ -7,7 +7,7 @@ import { isStorableText } from '../../pipeline/storable-text.js';
 
 /** A lookup argument that is not allowed or not valid: `Invalid`/`GetUsersInvalidArgument`. */
 export function invalidArgument(argument: string, message: string): ApiError {
-  return new ApiError('Invalid', 'GetUsersInvalidArgument', message, { argument });
+  return new ApiError('GetUsersInvalidArgument', message, { argument });
 }
 
 /** Checks `attributeName` and normalizes `attributeValue` (spec 4.5, getUsersByStandardAttribute). */

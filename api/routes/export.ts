@@ -31,19 +31,19 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
     const task = isTaskId('export', id)
       ? await findTask(pool, config.project.id, 'export', id, config.taskRetentionSeconds)
       : undefined;
-    if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such export task');
+    if (!task) throw new ApiError('TaskNotFound', 'no such export task');
     return task;
   };
 
   router.post(PATH, ...admin, async (ctx) => {
     storage();
     if (!ctx.is('application/json')) {
-      throw new ApiError('Invalid', 'BadRequest', 'Content-Type must be application/json');
+      throw new ApiError('BadRequest', 'Content-Type must be application/json');
     }
     await parseJson(ctx, async () => {});
     const request: unknown = ctx.request.body;
     if (!validateExportRequest(request)) {
-      throw new ApiError('Invalid', 'ValidationFailed', 'invalid request body', {
+      throw new ApiError('ValidationFailed', 'invalid request body', {
         causes: schemaCauses(validateExportRequest),
       });
     }
@@ -54,13 +54,13 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
         : [];
     const names = nonUniqueFieldNames(fields);
     if (names) {
-      throw new ApiError('Invalid', 'UserExportNonUniqueFieldNames', 'field names are not unique', {
+      throw new ApiError('UserExportNonUniqueFieldNames', 'field names are not unique', {
         field_names: names,
       });
     }
     if (request.include_password_hashes === true) {
       if (request.format !== 'ndjson') {
-        throw new ApiError('Invalid', 'ValidationFailed', 'invalid request body', {
+        throw new ApiError('ValidationFailed', 'invalid request body', {
           causes: [
             {
               location: '/include_password_hashes',
@@ -72,7 +72,6 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
       }
       if (!config.project.passwordHashes.exportAllowed) {
         throw new ApiError(
-          'Forbidden',
           'PasswordHashExportNotAllowed',
           'the project does not allow exports of password hashes',
         );
@@ -90,11 +89,7 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
         ...(request.disabled === undefined ? {} : { disabled: request.disabled }),
       },
     };
-    const idempotency = idempotencyKeyOf(
-      ctx,
-      request,
-      (message) => new ApiError('Invalid', 'BadRequest', message),
-    );
+    const idempotency = idempotencyKeyOf(ctx, request, (message) => new ApiError('BadRequest', message));
     const id = newTaskId('export');
     const task = await admitExport(pool, config.export, {
       id,
@@ -119,7 +114,7 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
     // Only a pending task can end Cancelled; one that completed meanwhile is left as it is.
     const cancelled = { cancelled: true };
     if (!(await failAndRefund(pool, config.export, task.id, TASK_ENDINGS.cancelled(), cancelled))) {
-      throw new ApiError('Invalid', 'TaskAlreadyCompleted', 'the export has already completed');
+      throw new ApiError('TaskAlreadyCompleted', 'the export has already completed');
     }
     ctx.body = exportStatus(await taskOf(task.id), files, config.export.downloadUrlSeconds);
   });

@@ -71,7 +71,7 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
     const id = ctx.params.id ?? '';
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
     const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);
-    if (!task) throw new ApiError('NotFound', 'TaskNotFound', 'no such import task');
+    if (!task) throw new ApiError('TaskNotFound', 'no such import task');
     ctx.body = await importStatus(pool, task, detailsQuery(ctx.query), ctx.path);
   });
 
@@ -89,7 +89,6 @@ async function refuseWhenBacklogged(pool: Pool, project: string, limit: number):
   const pending = await countPendingImportRecords(pool, project);
   if (pending < limit) return;
   throw new ApiError(
-    'TooManyRequest',
     'ImportBacklogFull',
     'too many import records are waiting; send again later',
     { pending_records: pending, limit },

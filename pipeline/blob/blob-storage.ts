@@ -8,7 +8,7 @@ import {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob';
 import type { BlobStorageConfig } from '../config.js';
-import { classifyFault, serviceUnavailable } from '../errors.js';
+import { classifyFault, EngineError, serviceUnavailable } from '../errors.js';
 
 /** How often, and how far apart, a discarded blob is looked for again. */
 const DISCARD_LOOKS = 4;
@@ -67,7 +67,10 @@ export class BlobStorage {
             CLIENT_OPTIONS,
           );
     if (!(service.credential instanceof StorageSharedKeyCredential)) {
-      throw new Error('blob storage needs an account key to sign download URLs');
+      throw new EngineError(
+        'BlobSigningKeyMissing',
+        'blob storage needs an account key to sign download URLs',
+      );
     }
     const storage = new BlobStorage(service.getContainerClient(containerName), service.credential);
     await storage.ensureContainer().catch((err: unknown) => {

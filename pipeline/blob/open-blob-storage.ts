@@ -38,6 +38,6 @@ export async function openExportStorage(config: ServiceConfig, log: Logger): Pro
 
 /** The export files' storage, or the UserExportDisabled error both export endpoints and the worker answer without one (spec 7). */
 export function requireExportStorage(blobs: BlobStorage | undefined): BlobStorage {
-  if (!blobs) throw new ApiError('InternalError', 'UserExportDisabled', 'user export is disabled');
+  if (!blobs) throw new ApiError('UserExportDisabled', 'user export is disabled');
   return blobs;
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
 
 const DATABASE = 'users_service';
@@ -46,7 +47,11 @@ export async function startEmbeddedPostgres(
   } catch (err) {
     // Say why, in the server's own words (a data folder that another Postgres still holds names
     // that postmaster's PID).
-    throw new Error(`embedded Postgres in ${databaseDir} did not start: ${output.trim()}`, { cause: err });
+    throw new EngineError(
+      'EmbeddedPostgresFailed',
+      `embedded Postgres in ${databaseDir} did not start: ${output.trim()}`,
+      { cause: err },
+    );
   }
   const client = server.getPgClient();
   await client.connect();
@@ -77,7 +82,8 @@ async function checkReachableByPostgres(paths: readonly string[]): Promise<void>
     for (let dir = path.dirname(path.resolve(start)); ; dir = path.dirname(dir)) {
       const { mode, uid } = await stat(dir);
       if (uid === 0 && (mode & 0o001) === 0) {
-        throw new Error(
+        throw new EngineError(
+          'EmbeddedPostgresFailed',
           `the embedded Postgres runs as the postgres user when started as root, and it cannot enter ${dir} ` +
             `(mode ${(mode & 0o777).toString(8)}): run as another user, give the folder o+x (chmod o+x ${dir}), ` +
             'or set DATABASE_URL to a Postgres of your own',

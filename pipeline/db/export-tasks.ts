@@ -16,7 +16,6 @@ function bucketRow(project: string): string {
 /** Too many export initiations: the caller may try again after `retryAfterSeconds`. */
 function rateLimited(retryAfterSeconds: number): ApiError {
   return new ApiError(
-    'TooManyRequest',
     'RateLimited',
     'too many exports requested',
     { bucket_name: EXPORT_BUCKET },
@@ -44,11 +43,7 @@ export async function admitExport(
     const earlier = await findIdempotentTask(client, task.project, 'export', task.idempotency);
     if (earlier) return earlier;
     if ((await countPendingTasks(client, task.project, 'export')) >= limits.maxConcurrent) {
-      throw new ApiError(
-        'TooManyRequest',
-        'MaximumConcurrentJobLimitExceeded',
-        'an export is already running',
-      );
+      throw new ApiError('MaximumConcurrentJobLimitExceeded', 'an export is already running');
     }
     const token = await takeToken(client, bucketRow(task.project), limits.rateLimit);
     if (!token.taken) throw rateLimited(token.retryAfterSeconds);

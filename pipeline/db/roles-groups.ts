@@ -7,7 +7,10 @@ import type { Queryable } from './pool.js';
 export type KeyedKind = 'role' | 'group';
 
 const TABLE: Record<KeyedKind, string> = { role: 'roles', group: 'groups' };
-const REASON_PREFIX: Record<KeyedKind, string> = { role: 'Role', group: 'Group' };
+const DUPLICATE_KEY: Record<KeyedKind, 'RoleDuplicateKey' | 'GroupDuplicateKey'> = {
+  role: 'RoleDuplicateKey',
+  group: 'GroupDuplicateKey',
+};
 
 /** Keys as Authgear accepts them: a letter or `_`, then letters, digits, `:` or `_`; at most 40. */
 const KEY_PATTERN = /^[a-zA-Z_][a-zA-Z0-9:_]{0,39}$/;
@@ -28,7 +31,7 @@ export async function createKeyed(
   { key, name = null, description = null }: KeyedInput,
 ): Promise<KeyedRecord> {
   if (!KEY_PATTERN.test(key)) {
-    throw new ApiError('Invalid', 'ValidationFailed', `invalid ${kind} key`, {
+    throw new ApiError('ValidationFailed', `invalid ${kind} key`, {
       causes: [{ location: '/key', kind: 'pattern', details: { pattern: KEY_PATTERN.source } }],
     });
   }
@@ -40,13 +43,7 @@ export async function createKeyed(
     return rows[0] as KeyedRecord;
   } catch (err) {
     if (sqlState(err) === UNIQUE_VIOLATION) {
-      throw new ApiError(
-        'Invalid',
-        `${REASON_PREFIX[kind]}DuplicateKey`,
-        `duplicate ${kind} key`,
-        { key },
-        { cause: err },
-      );
+      throw new ApiError(DUPLICATE_KEY[kind], `duplicate ${kind} key`, { key }, { cause: err });
     }
     throw err;
   }

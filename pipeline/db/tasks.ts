@@ -61,11 +61,7 @@ export interface IdempotencyKey {
 
 /** The same Idempotency-Key with another body: 422, the first task is not answered for other data. */
 function idempotencyKeyReused(): ApiError {
-  return new ApiError(
-    'UnprocessableEntity',
-    'IdempotencyKeyReused',
-    'this Idempotency-Key was sent with another request body',
-  );
+  return new ApiError('IdempotencyKeyReused', 'this Idempotency-Key was sent with another request body');
 }
 
 /** A task row with the digest of the body its Idempotency-Key came with. */
@@ -146,7 +142,7 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow>
   // A statement of its own can.
   const row =
     rows[0] ?? (task.idempotency && (await findKeyedTask(db, task.project, task.kind, task.idempotency.key)));
-  if (!row) throw new ApiError('InternalError', 'TaskNotRecorded', 'the task was neither recorded nor found');
+  if (!row) throw new ApiError('TaskNotRecorded', 'the task was neither recorded nor found');
   return sameRequest(row, task.idempotency?.digest);
 }
 

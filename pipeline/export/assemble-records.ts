@@ -1,4 +1,5 @@
 import { decodeCopyFields } from '../db/copy-text.js';
+import { EngineError } from '../errors.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 import { ROW_COLUMNS, ROW_KINDS, type RowKind } from './user-records-sql.js';
 
@@ -54,7 +55,8 @@ export class RecordAssembler {
   add(line: string): UserRecord | undefined {
     const number = line.charCodeAt(0) - 48;
     const kind = line.charCodeAt(1) === 9 ? ROW_KINDS[number] : undefined; // one digit, then a tab
-    if (kind === undefined) throw new Error(`unexpected records row: kind ${line.split('\t', 1)[0]}`);
+    if (kind === undefined)
+      throw new EngineError('RecordsRowUnexpected', `unexpected records row: kind ${line.split('\t', 1)[0]}`);
     const fields = decodeCopyFields(line, ROW_WIDTHS[number] as number);
     if (kind === 'user') {
       const done = this.end();
@@ -69,7 +71,8 @@ export class RecordAssembler {
       return done;
     }
     const rows = this.current;
-    if (rows === undefined) throw new Error(`unexpected records row: a ${kind} before any user`);
+    if (rows === undefined)
+      throw new EngineError('RecordsRowUnexpected', `unexpected records row: a ${kind} before any user`);
     if (kind === 'identity') rows.identities.push(rowOf(kind, fields));
     else if (kind === 'role') rows.roles.push(fields[1] as string);
     else if (kind === 'group') rows.groups.push(fields[1] as string);

@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
 import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
+import { EngineError } from '../errors.js';
 import { type AssemblyOptions, RecordAssembler, type UserRecord } from './assemble-records.js';
 import { type UserConditions, userConditionSql, userRecordsSql } from './user-records-sql.js';
 
@@ -51,7 +52,8 @@ export async function prepareSnapshot(client: PoolClient, settings: SnapshotSett
   const { filters = {}, part } = settings;
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   if (part) {
-    if (!SNAPSHOT_ID.test(part.snapshot)) throw new Error(`not a snapshot id: ${part.snapshot}`);
+    if (!SNAPSHOT_ID.test(part.snapshot))
+      throw new EngineError('SnapshotIdInvalid', `not a snapshot id: ${part.snapshot}`);
     await client.query(`SET TRANSACTION SNAPSHOT '${part.snapshot}'`);
   }
   await client.query(

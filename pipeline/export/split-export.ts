@@ -16,7 +16,7 @@ import {
   type UserKey,
 } from '../db/export-parts.js';
 import { type PoolClient, withClient } from '../db/pool.js';
-import { classifyFault } from '../errors.js';
+import { AttemptLost, classifyFault, EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type TaskRun, WORKER } from '../tasks/run-task.js';
 import { TaskStop } from '../tasks/task-lease.js';
@@ -108,9 +108,13 @@ async function workUntilStaged(
       continue;
     }
     const states = await partStates(deps.pool, blobName);
-    if (states.length === 0) throw new Error('the parts of this export are gone'); // never commit nothing
+    if (states.length === 0) throw new EngineError('ExportPartsGone', 'the parts of this export are gone'); // never commit nothing
     const failed = states.find((s) => s.failure !== null);
-    if (failed) throw new Error(`export part ${failed.part} could not be written (${failed.failure})`);
+    if (failed)
+      throw new EngineError(
+        'ExportPartFailed',
+        `export part ${failed.part} could not be written (${failed.failure})`,
+      );
     if (states.every((s) => s.block_ids !== null)) return states.flatMap((s) => s.block_ids ?? []);
     await pause();
   }
@@ -164,7 +168,7 @@ async function writePart(
   let processed = 0;
   const renewal = setInterval(() => {
     renewPart(deps.pool, part, processed, PART_LEASE_MS).then(
-      (ours) => ours || lost.abort(new Error('the part was taken over, or its export ended')),
+      (ours) => ours || lost.abort(new AttemptLost('the part was taken over, or its export ended')),
       () => {}, // a missed renewal is harmless; the work itself meets the outage
     );
   }, PART_RENEW_MS);

@@ -83,8 +83,8 @@ function refusedDetail(record: PreparedRecord, err: unknown): ImportDetail {
   const state = sqlState(err) ?? '';
   const error =
     state === UNIQUE_VIOLATION && (err as { table?: unknown }).table === 'identities'
-      ? new ApiError('Invalid', 'DuplicatedIdentity', 'identity already exists')
-      : new ApiError('Invalid', 'RecordRefused', refusalMessage(state), { sqlstate: state });
+      ? new ApiError('DuplicatedIdentity', 'identity already exists')
+      : new ApiError('RecordRefused', refusalMessage(state), { sqlstate: state });
   return {
     index: record.index,
     outcome: 'failed',

@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ProjectConfig } from '../config.js';
+import { EngineError } from '../errors.js';
 import { normalizeEmail, normalizePhone } from '../identity/normalize.js';
 
 /** A custom attribute as the project declares it. */
@@ -50,7 +51,11 @@ export function customAttributeChecks(
     checks = new Map(
       [...declared].map(([name, attribute]) => {
         const type = TYPES[attribute.type];
-        if (!type) throw new Error(`custom attribute ${name} has an unknown type ${attribute.type}`);
+        if (!type)
+          throw new EngineError(
+            'CustomAttributeTypeUnknown',
+            `custom attribute ${name} has an unknown type ${attribute.type}`,
+          );
         const { schema, message } = type(attribute);
         const validate: ValidateFunction = ajv.compile(schema);
         return [name, (value: unknown) => (validate(value) ? undefined : message)];

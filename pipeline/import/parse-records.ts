@@ -1,6 +1,7 @@
 import { type Duplex, Readable } from 'node:stream';
 import chain, { many, none } from 'stream-chain';
 import jsonlParser from 'stream-chain/jsonl/parser.js';
+import { EngineError } from '../errors.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { mapSecretMembers } from './secret-members.js';
 
@@ -45,7 +46,7 @@ export function recordStages(message: string, box: SecretBox): [Readable, Duplex
     if (typeof secret === 'string') return box.open(secret);
     if (typeof secret !== 'number') return secret;
     if (!secrets || !(secret in secrets))
-      throw new Error('an import record names a secret its message lacks');
+      throw new EngineError('SealedSecretMissing', 'an import record names a secret its message lacks');
     return secrets[secret];
   };
   const record = (raw: unknown, index: number): IndexedRecord => ({
@@ -57,7 +58,8 @@ export function recordStages(message: string, box: SecretBox): [Readable, Duplex
     const request = (value as { request?: { secrets?: unknown; records?: unknown } } | null)?.request;
     if (typeof request?.secrets === 'string') {
       const opened = box.open(request.secrets);
-      if (!Array.isArray(opened)) throw new Error('the sealed secrets of an import are not a list');
+      if (!Array.isArray(opened))
+        throw new EngineError('SealedSecretUnreadable', 'the sealed secrets of an import are not a list');
       secrets = opened;
     }
     return Array.isArray(request?.records) ? many(request.records.map(record)) : none;

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ImportIdentifier, ImportOutcome, ImportRecord } from '../../schemas/index.js';
 import type { LoginIdKey, ProjectConfig } from '../config.js';
-import { ApiError, envelopeError } from '../errors.js';
+import { ApiError, EngineError, envelopeError } from '../errors.js';
 import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 import { oauthKey } from './identity-members.js';
@@ -122,7 +122,8 @@ export function planBatch(
     }
     const valid = checked.valid;
     const identity = valid.loginIds.get(identifierKey);
-    if (!identity) throw new Error('a valid record always has its identifier');
+    if (!identity)
+      throw new EngineError('RecordIdentifierMissing', 'a valid record always has its identifier');
     const ownerId = state.owners.get(ownerKey(identifierKey, identity.value));
     const existing = ownerId ? userFor(ownerId) : undefined;
 
@@ -225,12 +226,12 @@ function checkSub(
   if (sub === undefined) return undefined;
   if (existing) {
     if (existing.id === sub) return undefined;
-    return new ApiError('Invalid', 'UserIDConflict', 'sub is not the id of the user the identifier matches', {
+    return new ApiError('UserIDConflict', 'sub is not the id of the user the identifier matches', {
       sub,
     });
   }
   if (!state.takenIds.has(sub) && !current.has(sub)) return undefined;
-  return new ApiError('Invalid', 'UserIDConflict', 'sub is the id of another user', { sub });
+  return new ApiError('UserIDConflict', 'sub is the id of another user', { sub });
 }
 
 /** A new user: every non-null value of the record (nulls and false flags only warn). */
@@ -330,11 +331,11 @@ function applyIdentities(valid: ValidRecord, user: UserState): void {
 function checkKeys(record: ImportRecord, state: BatchState): ApiError | undefined {
   const unknownRoles = (record.roles ?? []).filter((k) => !state.roleIds.has(k));
   if (unknownRoles.length > 0) {
-    return new ApiError('NotFound', 'RoleUnknownKeys', 'unknown role keys', { keys: unknownRoles });
+    return new ApiError('RoleUnknownKeys', 'unknown role keys', { keys: unknownRoles });
   }
   const unknownGroups = (record.groups ?? []).filter((k) => !state.groupIds.has(k));
   if (unknownGroups.length > 0) {
-    return new ApiError('NotFound', 'GroupUnknownKeys', 'unknown group keys', { keys: unknownGroups });
+    return new ApiError('GroupUnknownKeys', 'unknown group keys', { keys: unknownGroups });
   }
   return undefined;
 }
@@ -351,13 +352,13 @@ function claimIdentities(
   for (const [key, login] of user.loginIds) {
     const owner = owners.get(ownerKey(key, login.value));
     if (owner !== undefined && owner !== user.id) {
-      return new ApiError('Invalid', 'DuplicatedIdentity', 'identity already exists', { login_id_key: key });
+      return new ApiError('DuplicatedIdentity', 'identity already exists', { login_id_key: key });
     }
   }
   for (const [key, connection] of user.oauth) {
     const owner = owners.get(key);
     if (owner !== undefined && owner !== user.id) {
-      return new ApiError('Invalid', 'DuplicatedIdentity', 'identity already exists', {
+      return new ApiError('DuplicatedIdentity', 'identity already exists', {
         provider_alias: connection.alias,
       });
     }

@@ -113,7 +113,7 @@ export const MAX_RECORD_CAUSES = 20;
 
 function validationFailed(causes: SchemaCause[]): ApiError {
   const omitted = causes.length - MAX_RECORD_CAUSES;
-  return new ApiError('Invalid', 'ValidationFailed', 'invalid import record', {
+  return new ApiError('ValidationFailed', 'invalid import record', {
     causes: causes.slice(0, MAX_RECORD_CAUSES),
     ...(omitted > 0 ? { causes_omitted: omitted } : {}),
   });

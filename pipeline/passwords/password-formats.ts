@@ -292,8 +292,10 @@ function pbkdf2(hash: string, type: 'pbkdf2_sha256' | 'pbkdf2_sha512'): StoredHa
   let saltBytes: Buffer;
   let hashBytes: Buffer;
   if (passlibDigest) {
-    saltBytes = adaptedBase64(salt);
-    hashBytes = adaptedBase64(value);
+    const [adaptedSalt, adaptedHash] = [adaptedBase64(salt), adaptedBase64(value)];
+    if (!adaptedSalt || !adaptedHash) return undefined;
+    saltBytes = adaptedSalt;
+    hashBytes = adaptedHash;
   } else {
     if (!BASE64.test(value)) return undefined;
     saltBytes = Buffer.from(salt, 'utf8');
@@ -306,9 +308,9 @@ function pbkdf2(hash: string, type: 'pbkdf2_sha256' | 'pbkdf2_sha512'): StoredHa
   };
 }
 
-/** passlib's "ab64": base64 with `.` for `+` and no padding. */
-function adaptedBase64(text: string): Buffer {
-  if (!/^[A-Za-z0-9./]+$/.test(text) || text.length % 4 === 1) throw new Error('not ab64');
+/** passlib's "ab64": base64 with `.` for `+` and no padding; undefined when `text` is not that. */
+function adaptedBase64(text: string): Buffer | undefined {
+  if (!/^[A-Za-z0-9./]+$/.test(text) || text.length % 4 === 1) return undefined;
   return Buffer.from(text.replaceAll('.', '+'), 'base64');
 }
 

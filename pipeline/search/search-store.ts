@@ -58,7 +58,6 @@ async function hasSkippingIndexes(client: ClickHouseClient): Promise<boolean> {
 /** A fault of ClickHouse as the facade answers it: 503, retry later. */
 export function searchIndexUnavailable(cause: unknown): ApiError {
   return new ApiError(
-    'ServiceUnavailable',
     'SearchIndexUnavailable',
     'the search index is unavailable; retry later',
     { dependency: 'search index' },

@@ -70,21 +70,16 @@ export function afterOffset(after: string): number | undefined {
   if (!offset) return undefined;
   const position = Number(offset[1]);
   if (position > MAX_CURSOR_OFFSET) {
-    throw new ApiError(
-      'Invalid',
-      'CursorOffsetTooLarge',
-      `an offset cursor may name ${MAX_CURSOR_OFFSET} at most`,
-      {
-        causes: [{ location: '/after', kind: 'maximum', details: { maximum: MAX_CURSOR_OFFSET } }],
-      },
-    );
+    throw new ApiError('CursorOffsetTooLarge', `an offset cursor may name ${MAX_CURSOR_OFFSET} at most`, {
+      causes: [{ location: '/after', kind: 'maximum', details: { maximum: MAX_CURSOR_OFFSET } }],
+    });
   }
   return position + 1;
 }
 
 /** A cursor that is not one of this list's: Invalid/InvalidCursor. */
 export function invalidCursor(message: string): ApiError {
-  return new ApiError('Invalid', 'InvalidCursor', message, {
+  return new ApiError('InvalidCursor', message, {
     causes: [{ location: '/after', kind: 'cursor' }],
   });
 }
@@ -106,7 +101,7 @@ export function pageStart(after: string | null | undefined, sortBy: UserSortBy):
 export function pageSize(first: number | null | undefined): number {
   if (first === null || first === undefined) return DEFAULT_PAGE_SIZE;
   if (first < 0 || first > MAX_PAGE_SIZE) {
-    throw new ApiError('Invalid', 'ValidationFailed', `first must be between 0 and ${MAX_PAGE_SIZE}`, {
+    throw new ApiError('ValidationFailed', `first must be between 0 and ${MAX_PAGE_SIZE}`, {
       causes: [{ location: '/first', kind: 'range', details: { minimum: 0, maximum: MAX_PAGE_SIZE } }],
     });
   }
@@ -121,7 +116,6 @@ export function searchKeyword(keyword: string | null | undefined): string {
   const text = (keyword ?? '').replaceAll('\u001f', '');
   if (text.length > MAX_SEARCH_KEYWORD_LENGTH) {
     throw new ApiError(
-      'Invalid',
       'SearchKeywordTooLong',
       `searchKeyword is longer than ${MAX_SEARCH_KEYWORD_LENGTH} characters`,
       {
@@ -132,7 +126,7 @@ export function searchKeyword(keyword: string | null | undefined): string {
     );
   }
   if (!isStorableText(text)) {
-    throw new ApiError('Invalid', 'ValidationFailed', 'searchKeyword holds characters no user can hold', {
+    throw new ApiError('ValidationFailed', 'searchKeyword holds characters no user can hold', {
       causes: [{ location: '/searchKeyword', kind: 'storableText' }],
     });
   }

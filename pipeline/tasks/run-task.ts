@@ -5,7 +5,7 @@ import type { TakenTask } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { type ClaimedTask, claimTask, releaseTask } from '../db/tasks.js';
-import { ApiError, AttemptLost, classifyFault, type Fault } from '../errors.js';
+import { ApiError, AttemptLost, classifyFault, EngineError, type Fault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { failAndRefund, TASK_ENDINGS } from './task-failure.js';
 import { keepLease, type StopReason, TaskStop } from './task-lease.js';
@@ -146,11 +146,15 @@ function failureOf(kind: TaskKind, err: unknown, fault: Fault): ApiError {
   if (fault.kind === 'transient') {
     const dependency = fault.dependency ?? 'a dependency';
     return new ApiError(
-      'ServiceUnavailable',
       'DependencyUnavailable',
       `the ${kind} was given up: ${dependency} stayed unavailable (${fault.code})`,
       { dependency, code: fault.code },
     );
   }
+  // An engine fault's message names no user data: the admin reads what went wrong.
+  if (err instanceof EngineError)
+    return new ApiError('UnexpectedError', `the ${kind} could not finish: ${err.message}`, {
+      code: err.code,
+    });
   return TASK_ENDINGS.unexpected(kind);
 }

@@ -6,16 +6,10 @@ import { ApiError } from '../errors.js';
 
 /** Why a task ended without finishing, beyond an error of its own work (DECISIONS.md, Tasks). */
 export const TASK_ENDINGS = {
-  expired: () =>
-    new ApiError(
-      'InternalError',
-      'TaskExpired',
-      'the workers running the task stopped without a word too often',
-    ),
-  timedOut: () => new ApiError('InternalError', 'TaskTimedOut', 'the export ran longer than allowed'),
-  cancelled: () => new ApiError('InternalError', 'Cancelled', 'the export was cancelled'),
-  unexpected: (what: string) =>
-    new ApiError('InternalError', 'UnexpectedError', `the ${what} could not finish`),
+  expired: () => new ApiError('TaskExpired', 'the workers running the task stopped without a word too often'),
+  timedOut: () => new ApiError('TaskTimedOut', 'the export ran longer than allowed'),
+  cancelled: () => new ApiError('Cancelled', 'the export was cancelled'),
+  unexpected: (what: string) => new ApiError('UnexpectedError', `the ${what} could not finish`),
 } as const;
 
 /** Gives back what failed tasks took: an export's UserExport token. */

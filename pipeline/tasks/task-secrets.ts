@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ServiceConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, EngineError } from '../errors.js';
 
 /**
  * Seals values with AES-256-GCM so that secrets never rest in plain text in a task row, a queue
@@ -46,7 +46,7 @@ export function secretBox(current: Buffer, previous: readonly Buffer[] = []): Se
       const [version, id, iv, text, tag] = sealed.split('.');
       const key = id === undefined ? undefined : keys.get(id);
       if (version !== 'v1' || !key || iv === undefined || text === undefined || tag === undefined) {
-        throw new Error('a sealed task secret has an unknown format or key');
+        throw new EngineError('SealedSecretUnreadable', 'a sealed task secret has an unknown format or key');
       }
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));

@@ -4,6 +4,8 @@ import { expect } from 'chai';
 import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery, printSchema } from 'graphql';
 import { createApp } from '../../../api/app.js';
 import { createLogger } from '../../../pipeline/log.js';
+import { errorCatalogueMarkdown } from '../../../schemas/error-catalogue-doc.js';
+import { ERROR_REASONS } from '../../../schemas/error-reasons.js';
 import { openApiDocument } from '../../../schemas/openapi.js';
 import {
   adminClient,
@@ -40,6 +42,16 @@ describe('contracts: the OpenAPI document and the GraphQL SDL, checked in and se
     expect(result.errors ?? [], JSON.stringify(result.errors)).to.deep.equal([]);
     expect(result.valid).to.equal(true);
     expect(validator.version).to.equal('3.1');
+  });
+
+  it('documents every reason of the error catalogue, in the OpenAPI document and docs/errors.md', () => {
+    expect(readFileSync('docs/errors.md', 'utf8'), 'docs/errors.md is stale: npm run contracts').to.equal(
+      errorCatalogueMarkdown(),
+    );
+    const reasons = openApiDocument.components.schemas.Error.properties.reason.enum;
+    expect(reasons).to.deep.equal(Object.keys(ERROR_REASONS));
+    for (const reason of reasons)
+      expect(readFileSync('docs/errors.md', 'utf8')).to.include(`| \`${reason}\` |`);
   });
 
   it('holds every route the service serves, with its methods', () => {

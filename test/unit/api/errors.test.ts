@@ -4,9 +4,7 @@ import { ApiError } from '../../../pipeline/errors.js';
 
 describe('api/errors', () => {
   it('writes the envelope of DECISIONS.md, omitting empty info', () => {
-    expect(
-      envelope(new ApiError('TooManyRequest', 'RateLimited', 'slow down', { bucket_name: 'UserExport' })),
-    ).to.deep.equal({
+    expect(envelope(new ApiError('RateLimited', 'slow down', { bucket_name: 'UserExport' }))).to.deep.equal({
       error: {
         name: 'TooManyRequest',
         reason: 'RateLimited',
@@ -15,7 +13,7 @@ describe('api/errors', () => {
         info: { bucket_name: 'UserExport' },
       },
     });
-    expect(envelope(new ApiError('NotFound', 'TaskNotFound', 'no such task', {}))).to.deep.equal({
+    expect(envelope(new ApiError('TaskNotFound', 'no such task', {}))).to.deep.equal({
       error: { name: 'NotFound', reason: 'TaskNotFound', message: 'no such task', code: 404 },
     });
   });

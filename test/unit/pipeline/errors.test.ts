@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { ApiError, classifyFault, serviceUnavailable } from '../../../pipeline/errors.js';
+import {
+  ApiError,
+  AttemptLost,
+  classifyFault,
+  ENGINE_FAULTS,
+  EngineError,
+  serviceUnavailable,
+} from '../../../pipeline/errors.js';
+import { ERROR_NAMES, ERROR_REASONS, type ErrorReason } from '../../../schemas/error-reasons.js';
 
 /** An error shaped as node-postgres reports one of the server's (its SQLSTATE and severity). */
 const pgError = (code: string) => Object.assign(new Error('server said no'), { code, severity: 'ERROR' });
@@ -48,7 +56,7 @@ describe('errors: classifyFault', () => {
   });
 
   it('tells errors of its own and errors with no code apart', () => {
-    expect(classifyFault(new ApiError('Invalid', 'ValidationFailed', 'no')).kind).to.equal('permanent');
+    expect(classifyFault(new ApiError('ValidationFailed', 'no')).kind).to.equal('permanent');
     expect(classifyFault(serviceUnavailable('database'))).to.deep.include({
       kind: 'transient',
       dependency: 'database',
@@ -59,5 +67,30 @@ describe('errors: classifyFault', () => {
     });
     expect(serviceUnavailable('blob storage', undefined, 7).headers).to.deep.equal({ 'Retry-After': '7' });
     expect(serviceUnavailable('database').status).to.equal(503);
+  });
+});
+
+describe('errors: the catalogue and engine faults', () => {
+  it('gives every reason its name and status from the catalogue', () => {
+    for (const [reason, { name }] of Object.entries(ERROR_REASONS)) {
+      const err = new ApiError(reason as ErrorReason, 'm');
+      expect(err.name, reason).to.equal(name);
+      expect(err.status, reason).to.equal(ERROR_NAMES[name]);
+    }
+    expect(new ApiError('ImportBacklogFull', 'm').status).to.equal(429);
+    expect(new ApiError('TaskNotFound', 'm').status).to.equal(404);
+  });
+
+  it('classifies an engine fault by its code: one that will repeat is permanent, never unknown', () => {
+    expect(classifyFault(new EngineError('ExportPartsGone', 'gone'))).to.deep.equal({
+      kind: 'permanent',
+      code: 'ExportPartsGone',
+    });
+    for (const code of Object.keys(ENGINE_FAULTS) as (keyof typeof ENGINE_FAULTS)[]) {
+      const fault = classifyFault(new EngineError(code, 'x'));
+      expect(fault.kind, code).to.equal(ENGINE_FAULTS[code].transient ? 'transient' : 'permanent');
+      expect(fault.code, code).to.equal(code);
+    }
+    expect(classifyFault(new AttemptLost('taken')).kind).to.equal('permanent');
   });
 });

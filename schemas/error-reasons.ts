@@ -1,0 +1,143 @@
+/**
+ * Every reason an error of the service can carry: its name (which fixes the HTTP status), and one
+ * line that says when it is answered. The OpenAPI document and docs/errors.md are written from it
+ * (`npm run contracts`), and an error cannot be made with a reason that is not here.
+ */
+export const ERROR_NAMES = {
+  Invalid: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  RequestEntityTooLarge: 413,
+  UnprocessableEntity: 422,
+  TooManyRequest: 429,
+  InternalError: 500,
+  ServiceUnavailable: 503,
+} as const;
+
+export type ErrorName = keyof typeof ERROR_NAMES;
+
+interface ReasonEntry {
+  readonly name: ErrorName;
+  readonly doc: string;
+}
+
+export const ERROR_REASONS = {
+  BadRequest: {
+    name: 'Invalid',
+    doc: 'The request is not what the endpoint reads: a body that is not JSON, a wrong Content-Type or Idempotency-Key.',
+  },
+  ValidationFailed: {
+    name: 'Invalid',
+    doc: 'A request, record or argument does not pass its schema; `info.causes` lists location, kind and details.',
+  },
+  UserExportNonUniqueFieldNames: {
+    name: 'Invalid',
+    doc: 'Two CSV columns of an export request have the same field name; `info.field_names` lists them.',
+  },
+  TaskAlreadyCompleted: { name: 'Invalid', doc: 'A cancel of an export that has already completed.' },
+  GetUsersInvalidArgument: {
+    name: 'Invalid',
+    doc: 'A lookup argument that is not a login id key, standard attribute or value the lookup takes.',
+  },
+  GraphQLDocumentTooLarge: { name: 'Invalid', doc: 'A GraphQL document longer than its byte limit.' },
+  GraphQLDepthLimitExceeded: { name: 'Invalid', doc: 'A GraphQL operation nested deeper than its limit.' },
+  GraphQLAliasLimitExceeded: {
+    name: 'Invalid',
+    doc: 'A GraphQL operation with more aliases than its limit.',
+  },
+  GraphQLCostLimitExceeded: {
+    name: 'Invalid',
+    doc: 'A GraphQL operation whose cost (fields times their `first`) passes its limit.',
+  },
+  InvalidCursor: {
+    name: 'Invalid',
+    doc: 'An `after` cursor that this service did not hand out for this sort.',
+  },
+  CursorOffsetTooLarge: { name: 'Invalid', doc: 'An offset cursor past the deepest page a search reaches.' },
+  SearchKeywordTooLong: { name: 'Invalid', doc: 'A `searchKeyword` longer than its limit.' },
+  DuplicatedIdentity: {
+    name: 'Invalid',
+    doc: 'An import record whose login id or OAuth connection belongs to another user.',
+  },
+  UserIDConflict: {
+    name: 'Invalid',
+    doc: "An import record whose `sub` is another user's id, or not the id of the user it matches.",
+  },
+  RecordRefused: {
+    name: 'Invalid',
+    doc: 'An import record the database refused (a value out of range, too large for its index); `info.sqlstate`.',
+  },
+  RoleDuplicateKey: { name: 'Invalid', doc: 'A role created with a key another role has.' },
+  GroupDuplicateKey: { name: 'Invalid', doc: 'A group created with a key another group has.' },
+  InvalidAdminJWT: {
+    name: 'Forbidden',
+    doc: 'No admin JWT, or one that does not verify against the admin keys.',
+  },
+  UnknownHost: { name: 'Forbidden', doc: 'A Host header that does not name this project.' },
+  PasswordHashExportNotAllowed: {
+    name: 'Forbidden',
+    doc: 'An export with `include_password_hashes` in a project that does not allow it.',
+  },
+  NotFound: { name: 'NotFound', doc: 'A path no endpoint answers.' },
+  TaskNotFound: {
+    name: 'NotFound',
+    doc: "No task of that id in this project, or one past its retention, or another project's.",
+  },
+  RoleUnknownKeys: { name: 'NotFound', doc: 'An import record naming roles the project lacks; `info.keys`.' },
+  GroupUnknownKeys: {
+    name: 'NotFound',
+    doc: 'An import record naming groups the project lacks; `info.keys`.',
+  },
+  RequestEntityTooLarge: { name: 'RequestEntityTooLarge', doc: 'A request body over its byte limit.' },
+  IdempotencyKeyReused: {
+    name: 'UnprocessableEntity',
+    doc: 'An Idempotency-Key sent before with another request body.',
+  },
+  ImportBacklogFull: {
+    name: 'TooManyRequest',
+    doc: 'More records of pending imports wait than IMPORT_PENDING_RECORDS_LIMIT; with Retry-After.',
+  },
+  RateLimited: {
+    name: 'TooManyRequest',
+    doc: 'The project has used its export tokens (`info.bucket_name`); with Retry-After.',
+  },
+  MaximumConcurrentJobLimitExceeded: {
+    name: 'TooManyRequest',
+    doc: 'As many exports run for the project as it may run at once.',
+  },
+  UnexpectedError: {
+    name: 'InternalError',
+    doc: 'A fault of the service itself; its detail is in the log only.',
+  },
+  UserExportDisabled: { name: 'InternalError', doc: 'An export asked of a service with no blob storage.' },
+  TaskNotRecorded: { name: 'InternalError', doc: 'A task the database neither recorded nor found.' },
+  TaskExpired: {
+    name: 'InternalError',
+    doc: 'A task whose workers stopped without a word (their leases lapsed) TASK_MAX_LAPSES times.',
+  },
+  TaskTimedOut: { name: 'InternalError', doc: 'An export that ran longer than EXPORT_TIME_LIMIT_SECONDS.' },
+  Cancelled: {
+    name: 'InternalError',
+    doc: 'An export the admin cancelled (the failure of a cancelled task).',
+  },
+  ServiceUnavailable: {
+    name: 'ServiceUnavailable',
+    doc: 'A dependency (`info.dependency`) is out of reach; with Retry-After.',
+  },
+  SearchIndexUnavailable: {
+    name: 'ServiceUnavailable',
+    doc: 'The search index does not answer; with Retry-After.',
+  },
+  DependencyUnavailable: {
+    name: 'ServiceUnavailable',
+    doc: 'A task given up after its dependency stayed out of reach for TASK_RETRY_SECONDS.',
+  },
+} as const satisfies Record<string, ReasonEntry>;
+
+export type ErrorReason = keyof typeof ERROR_REASONS;
+
+/** Whether `text` is a reason of the catalogue. */
+export function isErrorReason(text: string): text is ErrorReason {
+  return Object.hasOwn(ERROR_REASONS, text);
+}
