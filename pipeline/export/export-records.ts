@@ -3,7 +3,6 @@ import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
 import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
-import { EngineError } from '../errors.js';
 import { type AssemblyOptions, RecordAssembler, type UserRecord } from './assemble-records.js';
 import { type UserConditions, userConditionSql, userRecordsSql } from './user-records-sql.js';
 
@@ -26,45 +25,31 @@ export interface SnapshotSettings {
   readonly times?: boolean;
   /** `password` and `mfa.password` (include_password_hashes). */
   readonly passwordHashes?: boolean;
-  /** One part of a split export: its users only, read under the coordinator's snapshot. */
+  /** One part of a split export: its users only (read under the coordinator's snapshot). */
   readonly part?: {
-    readonly snapshot: string;
     readonly after: UserKey | undefined;
     readonly through: UserKey | undefined;
   };
 }
 
-/** What pg_export_snapshot() returns, and nothing else (SET TRANSACTION SNAPSHOT takes no parameter). */
-const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;
-
 /**
- * Opens the export's snapshot (a part's: the coordinator's) and counts the users it will write.
- * The filters and the part's range become settings of the transaction, which the records
- * statement reads (COPY takes no parameters). The planner is kept to plans that stream in user
+ * Prepares the export's snapshot transaction (withSnapshot; a part's runs under the coordinator's
+ * snapshot) and counts the users it will write. The filters and the part's range become settings
+ * of the transaction, which the records statement reads (COPY takes no parameters). The planner is kept to plans that stream in user
  * order: no hash or merge join, no full sort (which would read and sort every row before the
  * first one reaches the file, and spill to disk to do it), and no parallel workers (the worker
  * process assembling the records needs the other core more). JIT compilation is off: it holds the
- * first row back and makes the statement no faster. The transaction lifts the connection's
- * statement and idle-in-transaction timeouts: its COPY is long by design, and a coordinator waits
- * in it for its parts; the export's own time limit bounds it.
+ * first row back and makes the statement no faster.
  */
 export async function prepareSnapshot(client: PoolClient, settings: SnapshotSettings = {}): Promise<number> {
   const { filters = {}, part } = settings;
-  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-  if (part) {
-    if (!SNAPSHOT_ID.test(part.snapshot))
-      throw new EngineError('SnapshotIdInvalid', `not a snapshot id: ${part.snapshot}`);
-    await client.query(`SET TRANSACTION SNAPSHOT '${part.snapshot}'`);
-  }
   await client.query(
     `SELECT set_config('export.created_after', $1, true), set_config('export.updated_since', $2, true),
             set_config('export.disabled', $3, true), set_config('export.after_at', $4, true),
             set_config('export.after_id', $5, true), set_config('export.through_at', $6, true),
             set_config('export.through_id', $7, true), set_config('enable_hashjoin', 'off', true),
             set_config('enable_mergejoin', 'off', true), set_config('enable_sort', 'off', true),
-            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true),
-            set_config('statement_timeout', '0', true),
-            set_config('idle_in_transaction_session_timeout', '0', true)`,
+            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`,
     [
       filters.created_after ?? '',
       filters.updated_since ?? '',

@@ -3,8 +3,9 @@ import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { TaskBus } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
 import { recordExportBlob } from '../db/export-blobs.js';
-import { type Pool, withClient } from '../db/pool.js';
+import type { Pool } from '../db/pool.js';
 import { completeExport, setProgressTotal } from '../db/tasks.js';
+import { withSnapshot } from '../db/transaction.js';
 import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { attemptBlobName, type ExportFileNames, exportFileHeaders, exportFileName } from './export-file.js';
@@ -72,7 +73,7 @@ async function writeExportFile(
   options: ExportTaskOptions,
   names: ExportFileNames,
 ): Promise<ExportedFile> {
-  return withClient(deps.pool, async (client) => {
+  return withSnapshot(deps.pool, async (client) => {
     const settings = snapshotSettings(options);
     if (settings.passwordHashes)
       run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
@@ -96,7 +97,6 @@ async function writeExportFile(
         sink: (file) => storage.upload(names.blobName, file, headers, run.signal),
       }));
     }
-    await client.query('COMMIT');
     return { records: total, digest };
   });
 }

@@ -15,7 +15,8 @@ import {
   renewPart,
   type UserKey,
 } from '../db/export-parts.js';
-import { type PoolClient, withClient } from '../db/pool.js';
+import type { PoolClient } from '../db/pool.js';
+import { withSnapshot } from '../db/transaction.js';
 import { AttemptLost, classifyFault, EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type TaskRun, WORKER } from '../tasks/run-task.js';
@@ -173,26 +174,28 @@ async function writePart(
     );
   }, PART_RENEW_MS);
   try {
-    const blockIds = await withClient(deps.pool, async (client) => {
-      const settings: SnapshotSettings = {
-        ...snapshotSettings(options),
-        part: {
-          snapshot: part.snapshot,
-          after: keyOf(part.after_at, part.after_id),
-          through: keyOf(part.through_at, part.through_id),
-        },
-      };
-      await prepareSnapshot(client, settings);
-      const { value: ids } = await writeRecords(client, settings, options, {
-        totpIssuer: deps.config.project.publicOrigin,
-        header: part.part === 0,
-        progress: (n) => (processed = n),
-        signal,
-        sink: (file) => storage.stageBlocks(part.blob_name, file, blockPrefix(part), signal),
-      });
-      await client.query('COMMIT');
-      return ids;
-    });
+    const blockIds = await withSnapshot(
+      deps.pool,
+      async (client) => {
+        const settings: SnapshotSettings = {
+          ...snapshotSettings(options),
+          part: {
+            after: keyOf(part.after_at, part.after_id),
+            through: keyOf(part.through_at, part.through_id),
+          },
+        };
+        await prepareSnapshot(client, settings);
+        const { value: ids } = await writeRecords(client, settings, options, {
+          totpIssuer: deps.config.project.publicOrigin,
+          header: part.part === 0,
+          progress: (n) => (processed = n),
+          signal,
+          sink: (file) => storage.stageBlocks(part.blob_name, file, blockPrefix(part), signal),
+        });
+        return ids;
+      },
+      { snapshot: part.snapshot },
+    );
     return (await finishPart(deps.pool, part, blockIds, processed)) ? 'staged' : 'lost';
   } catch (err) {
     if (lost.signal.aborted) return 'lost';

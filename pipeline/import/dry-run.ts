@@ -1,6 +1,6 @@
 import type { Pool } from '../db/pool.js';
 import { holdDryRun, type TaskAttempt } from '../db/tasks.js';
-import { withTransaction } from '../db/transaction.js';
+import { withSavepoint, withTransaction } from '../db/transaction.js';
 import { type ApplyTarget, saveDetails } from './apply-batch.js';
 import type { ImportDetail } from './plan-batch.js';
 
@@ -29,34 +29,25 @@ export async function dryRun(
   await withTransaction(pool, async (client) => {
     const details: ImportDetail[] = [];
     let processed = 0;
-    let savepoints = 0;
     // An attempt that stored the details already (and died before completing the task), or one
     // running at the same time (the bus delivers at least once): the first one's details stand.
     if ((await holdDryRun(client, attempt)) > 0) return;
     // One transaction for the whole request, long by design: bounded by the request's size.
     await client.query(`SELECT set_config('statement_timeout', '0', true)`);
-    await client.query('SAVEPOINT dry_run');
-    await run({
-      async atomic(work) {
-        const name = `dry_run_batch_${savepoints++}`;
-        await client.query(`SAVEPOINT ${name}`);
-        try {
-          const result = await work(client);
-          await client.query(`RELEASE SAVEPOINT ${name}`);
-          return result;
-        } catch (err) {
-          await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
-          throw err;
-        }
-      },
-      done: async () => processed,
-      keep: async (_client, kept, after) => {
-        details.push(...kept.map((d) => ({ ...d, outcome: WOULD[d.outcome] ?? d.outcome })));
-        processed = after;
-      },
-      applied: () => {}, // nothing is applied: the records metric is not moved
-    });
-    await client.query('ROLLBACK TO SAVEPOINT dry_run');
+    await withSavepoint(
+      client,
+      () =>
+        run({
+          atomic: (work) => withSavepoint(client, () => work(client)),
+          done: async () => processed,
+          keep: async (_client, kept, after) => {
+            details.push(...kept.map((d) => ({ ...d, outcome: WOULD[d.outcome] ?? d.outcome })));
+            processed = after;
+          },
+          applied: () => {}, // nothing is applied: the records metric is not moved
+        }),
+      { keep: false },
+    );
     await saveDetails(client, attempt, details, processed, leaseMs);
   });
 }

@@ -57,8 +57,8 @@ const AUTHENTICATOR_COLUMNS = [
 
 const USER_COLUMNS = ['id', 'is_disabled', 'standard_attributes', 'custom_attributes'];
 
-// The changed users of a batch: loaded with COPY, then updated from here. ON COMMIT DELETE ROWS:
-// each batch transaction finds it empty, and the connection keeps it. The batches of a dry run
+// The changed users of a batch: loaded with COPY, then updated from here. Emptied when each batch
+// transaction ends (a truncate, which leaves no dead rows), and the connection keeps it. The batches of a dry run
 // share one transaction: each empties it first (one round trip with CREATE).
 const IMPORT_USERS = `CREATE TEMP TABLE IF NOT EXISTS import_users (
     id uuid NOT NULL, is_disabled boolean NOT NULL,
