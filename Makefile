@@ -6,11 +6,12 @@ NODE_MODULES := node_modules/.package-lock.json
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
-.PHONY: help install build start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-cluster bench clean
+.PHONY: help install build start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-unit test-cluster bench clean
 
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
 	@echo "make test    install, start the real services, type-check, lint, run every test"
+	@echo "make test-unit   the unit tests alone, without any service, in seconds"
 	@echo "make api | pipeline | migrate | replay FROM=... | search-reindex | bench | test-cluster | services | services-stop | typecheck | lint"
 	@echo "npx userctl --help   the command-line client (import a file, export, status, replay)"
 
@@ -80,8 +81,12 @@ typecheck: install
 lint: install
 	npx biome check .
 
-# Every test under c8: it prints the coverage of api/, pipeline/ and schemas/ and fails under 85%
-# of lines (.c8rc.json). The table per file goes to .coverage/coverage.txt, so that the output ends
+# The unit tests alone: pure functions and stages, no service needed.
+test-unit: install
+	npx mocha --no-config --node-option import=tsx --forbid-only --timeout 20000 'test/unit/**/*.test.ts'
+
+# Every test under c8: it prints the coverage of api/, pipeline/, schemas/ and cli/ and fails under
+# the thresholds of .c8rc.json (lines, branches and functions). The table per file goes to .coverage/coverage.txt, so that the output ends
 # with the failing tests, if any, and the summary.
 TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
 	  TEST_KAFKA_CLUSTER_BROKERS="$$(scripts/services/kafka-cluster.sh brokers)" \

@@ -20,7 +20,7 @@ export function requireProjectHost(project: ProjectConfig): Middleware {
 /**
  * Requires `Authorization: Bearer <admin JWT>` signed by one of the project's admin keys with an
  * allowed asymmetric algorithm, `aud` = the project's public origin and an `exp` in the future.
- * Every failure is the same 403 (spec 5.4); the reason is logged, never the token.
+ * Every failure is the same 403 (decisions 5.4); the reason is logged, never the token.
  *
  * An admin client sends the same token until it expires, and an RSA verification costs more than
  * a whole lookup; so a token that passed is remembered until its own `exp`, never longer.

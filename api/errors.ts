@@ -4,7 +4,7 @@ import type { Logger } from '../pipeline/log.js';
 import { requestLogger } from './request-log.js';
 
 /**
- * An import request error: spec 4.3/4.4 give it a body with one member `error`, a string, instead
+ * An import request error: decisions 4.3/4.4 give it a body with one member `error`, a string, instead
  * of the envelope.
  */
 export class ImportRequestError extends Error {

@@ -3,11 +3,11 @@
 
 import { once } from 'node:events';
 import { createServer as createHttpsServer } from 'node:https';
+import { recordRunningService, resolveAdminJwks } from '../pipeline/development-keys.js';
 import { loadConfigOrExit, runService } from '../pipeline/lifecycle.js';
 import { createLogger } from '../pipeline/log.js';
 import { serveOperatorPaths } from '../pipeline/operator/operator-http.js';
 import { startPipelineParts } from '../pipeline/service-parts.js';
-import { recordRunningService, resolveAdminJwks } from './admin-keys.js';
 import { createApp } from './app.js';
 import { serverTls } from './tls.js';
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
-import { devAdminToken, runningService } from '../api/admin-keys.js';
+import { devAdminToken, runningService } from '../pipeline/development-keys.js';
 import { CliError } from './cli-error.js';
 
 /** How `userctl` reaches the service: flags first, then the environment, then `make start`'s record. */

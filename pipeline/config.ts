@@ -80,7 +80,7 @@ export interface ServiceConfig {
   readonly kafkaSecurity: KafkaSecurity;
   /** How the service's topics are made: partitions, replicas, min.insync.replicas. */
   readonly kafkaTopics: KafkaTopicSettings;
-  /** How long a completed task (its details, input and file) is kept: 24 h (spec 8). */
+  /** How long a completed task (its details, input and file) is kept: 24 h (decisions 8). */
   readonly taskRetentionSeconds: number;
   /** How long the import log keeps each request (the reach of a replay). */
   readonly importLogRetentionSeconds: number;
@@ -131,7 +131,7 @@ export interface KafkaSecurity {
   };
 }
 
-/** Where export files go, and the limits of spec 8 around them. */
+/** Where export files go, and the limits of decisions 8 around them. */
 export interface ExportConfig {
   /** False: both export endpoints answer UserExportDisabled. */
   readonly enabled: boolean;
@@ -216,7 +216,7 @@ const ENV_KEYS = {
 /** Every environment variable the service reads (besides PROJECT_CONFIG). */
 export const CONFIG_VARIABLES: readonly string[] = [...Object.keys(ENV_KEYS), 'PROJECT_CONFIG'];
 
-/** Boolean variables also take 1 and 0, as DECISIONS.md writes TRUST_PROXY. */
+/** Boolean variables also take 1 and 0, as docs/decisions.md writes TRUST_PROXY. */
 const BOOLEAN_WORDS: Readonly<Record<string, string>> = { '1': 'true', '0': 'false' };
 
 /** Reads the configuration from the environment and the project file named by PROJECT_CONFIG. */

@@ -1,5 +1,5 @@
 /**
- * The body of POST /_api/admin/users/export (spec 2.2). A pointer is an RFC 6901 JSON pointer
+ * The body of POST /_api/admin/users/export (decisions 2.2). A pointer is an RFC 6901 JSON pointer
  * with at least one non-empty reference token (`~` only as `~0` or `~1`).
  */
 export const exportRequestSchema = {

@@ -1,5 +1,5 @@
 /**
- * One record of an import (spec 2.4). Members that an update can delete (spec 3.2,
+ * One record of an import (decisions 2.4). Members that an update can delete (decisions 3.2,
  * UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL) also accept null. The identifier member is made required
  * and non-null per identifier by `importRecordSchemaFor`. Every member an ndjson export writes is
  * a member here, so that an export can be imported as it is.

@@ -1,5 +1,5 @@
 /**
- * The body of POST /_api/admin/users/import (spec 2.4). Only the request's shape is checked here;
+ * The body of POST /_api/admin/users/import (decisions 2.4). Only the request's shape is checked here;
  * each record is checked by the worker against import-record.schema, so a bad record fails alone.
  */
 export const importRequestSchema = {

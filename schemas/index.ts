@@ -31,7 +31,7 @@ export type ImportIdentifier = ImportRequest['identifier'];
 export type ImportRecord = FromSchema<typeof importRecordSchema>;
 export type PasswordType = (typeof passwordTypes)[number];
 
-/** One place-value pair of a schema failure, as DECISIONS.md names them: location, kind, details. */
+/** One place-value pair of a schema failure, as docs/decisions.md names them: location, kind, details. */
 export interface SchemaCause {
   location: string;
   kind: string;
@@ -47,13 +47,16 @@ export function schemaCauses(validate: ValidateFunction): SchemaCause[] {
   }));
 }
 
-// Environment values are strings; the config validator alone coerces them ("3000" -> 3000).
+// Environment values are strings; the config validator alone coerces them ("3000" -> 3000), and
+// coercion is an option of a whole Ajv instance: the configuration has one of its own, every
+// contract shares the other.
 const configAjv = new Ajv2020({ allErrors: true, useDefaults: true, coerceTypes: true, strict: true });
 
 /** Validates (and fills the defaults of) a raw configuration document. */
 export const validateConfig = configAjv.compile<ConfigDocument>(configSchema);
 
-const contractAjv = new Ajv2020({
+/** The one validator of every contract: requests, records, task messages, declared attributes. */
+export const contractAjv = new Ajv2020({
   allErrors: true,
   strict: true,
   allowUnionTypes: true,
@@ -68,12 +71,8 @@ export const validateTaskMessage = contractAjv.compile<TaskMessage>(taskMessageS
 /** Validates an export request (its causes are reported as Invalid/ValidationFailed). */
 export const validateExportRequest = contractAjv.compile<ExportRequest>(exportRequestSchema);
 
-/** Validates the shape of an import request (and fills `upsert: false`). */
-export const validateImportRequest = new Ajv2020({
-  allErrors: true,
-  strict: true,
-  useDefaults: true,
-}).compile<ImportRequest>(importRequestSchema);
+/** Validates the shape of an import request (`upsert` absent means false). */
+export const validateImportRequest = contractAjv.compile<ImportRequest>(importRequestSchema);
 
 const recordValidators = new Map<ImportIdentifier, ValidateFunction<ImportRecord>>();
 

@@ -3,7 +3,7 @@ import { importRequestSchema } from './import-request.schema.js';
 /**
  * The message of the task bus: which task has work to do, and for an import the whole request, so
  * that the import topic is the durable log of imports (a replay reads it back). The records' secret
- * members are sealed as one list (DECISIONS.md, Tasks); each record is checked by the worker. Keyed by task id
+ * members are sealed as one list (docs/decisions.md, Tasks); each record is checked by the worker. Keyed by task id
  * on Kafka. An import's text carries `request.records` as lines after the rest of the message
  * (`pipeline/bus/task-message.ts`); this schema checks the message with its records put back.
  */

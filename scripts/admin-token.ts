@@ -1,7 +1,7 @@
 // `npm run --silent admin-token`: prints an admin JWT for the running embedded default, signed with
 // the development key pair under the data folder, for the public origin of the service running on
 // that folder (else the configured one); valid one hour.
-import { devAdminToken } from '../api/admin-keys.js';
+import { devAdminToken } from '../pipeline/development-keys.js';
 import { loadConfigOrExit } from '../pipeline/lifecycle.js';
 
 const config = loadConfigOrExit();

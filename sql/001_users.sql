@@ -1,5 +1,5 @@
 -- Users: one row per account. Standard attributes other than the verified flags live in a jsonb
--- document (spec 2.4 record fields); email, phone_number and preferred_username there mirror the
+-- document (decisions 2.4 record fields); email, phone_number and preferred_username there mirror the
 -- normalized login ids. Custom attributes are a separate document keyed by declared name.
 CREATE TABLE users (
   id                  uuid PRIMARY KEY,

@@ -117,7 +117,7 @@ export const IdentityType = new GraphQLObjectType<IdentityRecord & IdentityEntit
 /**
  * The claims of an identity. A login id: the standard attribute it carries, and `login_id/key`,
  * `type`, `value`, `original_value` under the claims namespace. An OAuth connection: the provider's
- * claims and the oauth/* members of spec 2.5.
+ * claims and the oauth/* members of decisions 2.5.
  */
 export function identityClaims(i: IdentityRecord, namespace: string): Record<string, unknown> {
   if (i.identity_type === 'LOGIN_ID') {

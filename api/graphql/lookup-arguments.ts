@@ -10,7 +10,7 @@ export function invalidArgument(argument: string, message: string): ApiError {
   return new ApiError('GetUsersInvalidArgument', message, { argument });
 }
 
-/** Checks `attributeName` and normalizes `attributeValue` (spec 4.5, getUsersByStandardAttribute). */
+/** Checks `attributeName` and normalizes `attributeValue` (decisions 4.5, getUsersByStandardAttribute). */
 export function standardAttributeArguments(
   project: ProjectConfig,
   attributeName: string,

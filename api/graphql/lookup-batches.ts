@@ -12,7 +12,7 @@ import type { Queryable } from '../../pipeline/db/pool.js';
 import { type AuthenticatorRecord, authenticatorsOfUsers } from '../../pipeline/db/user-authenticators.js';
 import { lookupDuration, timed } from '../../pipeline/operator/metrics.js';
 
-/** The three lookups of spec 4.5, each answered together with the others of its batch. */
+/** The three lookups of decisions 4.5, each answered together with the others of its batch. */
 export interface UserLookups {
   byLoginId(lookup: LoginIdLookup): Promise<UserRecord | undefined>;
   byOAuth(lookup: OAuthLookup): Promise<UserRecord | undefined>;

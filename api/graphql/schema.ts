@@ -97,7 +97,7 @@ const Mutation = new GraphQLObjectType<unknown, GraphQLContext>({
   },
 });
 
-/** The administrative graph interface of spec 4.5, in the shapes of Authgear's admin schema. */
+/** The administrative graph interface of decisions 4.5, in the shapes of Authgear's admin schema. */
 export const adminSchema = new GraphQLSchema({
   description:
     `Limits of one request: a document of ${GRAPHQL_LIMITS.documentBytes} bytes, depth ${GRAPHQL_LIMITS.depth}, ` +

@@ -28,7 +28,7 @@ interface UsersArguments {
 }
 
 /**
- * `users`: Authgear's user list (spec 4.5 rule 3). Served by the search index, which may lag behind
+ * `users`: Authgear's user list (decisions 4.5 rule 3). Served by the search index, which may lag behind
  * writes; the page's users are then read from Postgres, so what a page shows is current. Newest
  * first unless asked otherwise.
  */

@@ -41,7 +41,7 @@ export function endUserAccountId(a: Attributes): string | null {
   return text(a, 'email') ?? text(a, 'preferred_username') ?? text(a, 'phone_number') ?? null;
 }
 
-/** An account-state field this service does not manage: always its neutral value (DECISIONS.md). */
+/** An account-state field this service does not manage: always its neutral value (docs/decisions.md). */
 const neutral = (type: GraphQLScalarType, value: false | null) => ({
   type: value === false ? nonNull(type) : type,
   description: 'Not managed by this service: always its neutral value.',

@@ -8,8 +8,8 @@ import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
 import type { ExportTaskOptions } from '../../pipeline/export/write-records.js';
 import { failAndRefund, TASK_ENDINGS } from '../../pipeline/tasks/task-failure.js';
-import { isTaskId, newTaskId } from '../../pipeline/tasks/task-id.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
+import { isTaskId, newTaskId } from '../../schemas/task-id.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
 import { requestedBy } from '../request-log.js';
@@ -20,8 +20,8 @@ const parseJson = jsonBody('100kb');
 const PATH = '/_api/admin/users/export';
 
 /**
- * POST /_api/admin/users/export and GET /_api/admin/users/export/:id (spec 4.1, 4.2), and DELETE on
- * the status path, which cancels a pending or running export (DECISIONS.md, Tasks).
+ * POST /_api/admin/users/export and GET /_api/admin/users/export/:id (decisions 4.1, 4.2), and DELETE on
+ * the status path, which cancels a pending or running export (docs/decisions.md, Tasks).
  */
 export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRouteDependencies): Router {
   const router = new Router();
@@ -123,7 +123,7 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
 }
 
 /**
- * The export task as spec 2.1 shows it, with a fresh signed URL once its file is written, and what
+ * The export task as decisions 2.1 shows it, with a fresh signed URL once its file is written, and what
  * proves a download whole: the file's records, bytes and SHA-256 (hex).
  */
 function exportStatus(task: TaskRow, blobs: BlobStorage, urlSeconds: number): Record<string, unknown> {

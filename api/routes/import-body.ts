@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import { ImportRequestError } from '../errors.js';
 import { jsonBody } from '../json-body.js';
 
-/** Spec 8: the request body of an import is at most 500 KB (DECISIONS.md: 500000 bytes). */
+/** Spec 8: the request body of an import is at most 500 KB (docs/decisions.md: 500000 bytes). */
 export const IMPORT_BODY_LIMIT = 500_000;
 
 const parse = jsonBody(IMPORT_BODY_LIMIT);

@@ -11,8 +11,8 @@ import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js
 import { type DetailsPage, findImportDetails } from '../../pipeline/import/import-details.js';
 import { createImportTask } from '../../pipeline/import/import-tasks.js';
 import { sealRecords } from '../../pipeline/import/parse-records.js';
-import { isTaskId } from '../../pipeline/tasks/task-id.js';
 import { importOutcomes, validateImportRequest } from '../../schemas/index.js';
+import { isTaskId } from '../../schemas/task-id.js';
 import { ImportRequestError } from '../errors.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { inFlightLimit } from '../in-flight-limit.js';
@@ -27,7 +27,7 @@ const IMPORTS_IN_FLIGHT = 8;
 /** Status reads answered at once by one facade process: a page may hold 10,000 details. */
 const STATUS_READS_IN_FLIGHT = 8;
 
-/** POST /_api/admin/users/import and GET /_api/admin/users/import/:id (spec 4.3, 4.4). */
+/** POST /_api/admin/users/import and GET /_api/admin/users/import/:id (decisions 4.3, 4.4). */
 export function importRoutes({ config, pool, secrets, taskCreated, admin }: TaskRouteDependencies): Router {
   const router = new Router();
   const bounded = inFlightLimit(IMPORTS_IN_FLIGHT);
@@ -144,7 +144,7 @@ function detailsQuery(query: Record<string, string | string[] | undefined>): Det
 }
 
 /**
- * The import task as spec 2.3 shows it, with the members the service adds; a page of details as
+ * The import task as decisions 2.3 shows it, with the members the service adds; a page of details as
  * asked, and `details_next`, the path of the next page, when more follow.
  */
 async function importStatus(

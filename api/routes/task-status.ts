@@ -1,7 +1,7 @@
 import type { TaskRow } from '../../pipeline/db/tasks.js';
 
 /**
- * The members every task status shows (spec 2.1, 2.3 and DECISIONS.md): id, created_at, status;
+ * The members every task status shows (decisions 2.1, 2.3 and docs/decisions.md): id, created_at, status;
  * `replay_of` for a replayed import; `progress` while pending; then `completed_at`, and `failed_at` with `error` when the task could
  * not finish. Absent values are omitted, never null. Each kind adds its own results.
  */
@@ -22,7 +22,7 @@ export function taskStatus(task: TaskRow): Record<string, unknown> {
   return status;
 }
 
-/** The answer to an initiate call (spec 4.1, 4.3): `{id, created_at, status}`. */
+/** The answer to an initiate call (decisions 4.1, 4.3): `{id, created_at, status}`. */
 export function createdTask(task: TaskRow): { id: string; created_at: string; status: string } {
   return { id: task.id, created_at: task.created_at.toISOString(), status: task.status };
 }

@@ -20,7 +20,7 @@ export interface ImportFileOptions {
   readonly from?: ForeignFile;
 }
 
-/** An import task's status as the service answers it (spec 2.3, DECISIONS.md). */
+/** An import task's status as the service answers it (decisions 2.3, docs/decisions.md). */
 interface ImportStatus {
   readonly id: string;
   readonly status: 'pending' | 'completed';

@@ -1,6 +1,6 @@
 import type { FileRecord } from '../records/read-records.js';
 
-/** Spec 8: an import request body is at most 500 KB (DECISIONS.md: 500000 bytes). */
+/** Spec 8: an import request body is at most 500 KB (docs/decisions.md: 500000 bytes). */
 export const REQUEST_LIMIT = 500_000;
 
 /** A record that is not sent: its position and why. */

@@ -36,7 +36,7 @@ export async function openExportStorage(config: ServiceConfig, log: Logger): Pro
   }
 }
 
-/** The export files' storage, or the UserExportDisabled error both export endpoints and the worker answer without one (spec 7). */
+/** The export files' storage, or the UserExportDisabled error both export endpoints and the worker answer without one (decisions 7). */
 export function requireExportStorage(blobs: BlobStorage | undefined): BlobStorage {
   if (!blobs) throw new ApiError('UserExportDisabled', 'user export is disabled');
   return blobs;

@@ -1,25 +1,7 @@
+import type { BusMessage, LogOffsets } from '../../schemas/bus-message.js';
 import type { TaskKind } from '../../schemas/index.js';
 
-/**
- * A task message as it travels: its task and kind (Kafka: the key and the topic), and its JSON text
- * (`schemas/task-message`), which the bus carries as it is: an import's worker streams its records
- * out of it.
- */
-export interface BusMessage {
-  readonly task_id: string;
-  readonly kind: TaskKind;
-  readonly body: string;
-  /**
-   * What spreads messages over Kafka's partitions when it is not the task id: the parts of one
-   * export must reach different workers, not queue behind their task's own message.
-   */
-  readonly key?: string;
-  /**
-   * The task's message offered again (its lease lapsed, or its worker released it): not a new
-   * request, so a replay of the import log passes over it.
-   */
-  readonly again?: boolean;
-}
+export type { BusMessage, LogOffsets };
 
 /** The work a taken message started, which runs on after the message is committed. */
 export interface TakenTask {
@@ -70,12 +52,6 @@ export interface ConsumerLag {
   readonly partition: string;
   readonly lag: number;
 }
-
-/**
- * Positions in the import log: the next offset to read, per partition (Kafka's partitions; the
- * embedded queue is one partition, "0"). Offsets are decimal strings, as Kafka gives them.
- */
-export type LogOffsets = Readonly<Record<string, string>>;
 
 /** Where a replay starts or stops: a time (the first message at or after it) or an offset. */
 export type LogPoint = { readonly time: Date } | { readonly offset: string };

@@ -9,10 +9,10 @@ import kafkajs, {
   type SASLOptions,
 } from 'kafkajs';
 import type { TaskKind } from '../../schemas/index.js';
+import { isTaskId } from '../../schemas/task-id.js';
 import type { KafkaSecurity } from '../config.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
-import { isTaskId } from '../tasks/task-id.js';
 import type { ConsumerLag, ImportLog, LogOffsets, Subscription, TakenTask, TaskBus } from './bus.js';
 import { ensureKafkaTopic, type KafkaTopicSettings } from './kafka-topics.js';
 

@@ -6,8 +6,7 @@ import type { BusMessage } from './bus.js';
 //
 // An import's text is JSON Lines: the message without its records on the first line, then one
 // record per line (`importMessage`), so that a worker parses each record with one JSON.parse
-// instead of a token at a time. A message logged before holds its records in `request.records`,
-// on its one line; both layouts are read.
+// instead of a token at a time.
 
 /** An export's message: its task. */
 export function exportMessage(taskId: string): string {
@@ -51,16 +50,18 @@ export function importMessage(taskId: string, logged: LoggedImport): string {
 }
 
 /**
- * The task message a bus carried, with an import's records back in `request.records` whichever
- * layout logged them; undefined when it is not one (not JSON, or off the schema).
+ * The task message a bus carried, with an import's records back in `request.records`; undefined
+ * when it is not one (not JSON, not the layout of `importMessage`, or off the schema).
  */
 export function parseTaskMessage(body: string): TaskMessage | undefined {
   const [first = '', ...lines] = body.split('\n');
   let parsed: unknown;
   try {
     parsed = JSON.parse(first);
-    if (lines.length > 0) {
-      const request = (parsed as { request?: unknown } | null)?.request;
+    const request = (parsed as { request?: unknown } | null)?.request;
+    if (request === undefined) {
+      if (lines.length > 0) return undefined;
+    } else {
       if (typeof request !== 'object' || request === null || 'records' in request) return undefined;
       (request as { records?: unknown }).records = lines.map((line) => JSON.parse(line));
     }

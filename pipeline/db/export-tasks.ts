@@ -5,7 +5,7 @@ import { giveBackToken, takeToken } from './rate-limits.js';
 import { countPendingTasks, findIdempotentTask, insertTask, type NewTask, type TaskRow } from './tasks.js';
 import { withTransaction } from './transaction.js';
 
-/** The rate limit bucket of export initiations (spec 7). */
+/** The rate limit bucket of export initiations (decisions 7). */
 export const EXPORT_BUCKET = 'UserExport';
 
 /** The row of a project's UserExport bucket: every project has its own. */

@@ -1,4 +1,4 @@
-import type { LogOffsets } from '../bus/bus.js';
+import type { LogOffsets } from '../../schemas/bus-message.js';
 import type { PoolClient, Queryable } from './pool.js';
 
 // Every statement on `import_replays`: a replay of the import log, its range and its progress.

@@ -1,5 +1,5 @@
+import type { BusMessage } from '../../schemas/bus-message.js';
 import type { TaskKind } from '../../schemas/index.js';
-import type { BusMessage } from '../bus/bus.js';
 import { ApiError, AttemptLost, envelopeError } from '../errors.js';
 import type { PoolClient, Queryable } from './pool.js';
 
@@ -449,7 +449,7 @@ export interface FailedTask {
 }
 
 /**
- * Completes a pending task that could not finish (DECISIONS.md: still `completed`, with
+ * Completes a pending task that could not finish (docs/decisions.md: still `completed`, with
  * `failed_at` and the envelope error); a task completed meanwhile, or (given `attempt`) no longer
  * that attempt's, is left as it is (undefined).
  */

@@ -26,7 +26,7 @@ export async function withTransaction<T>(
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await inTransaction(pool, 'BEGIN', work);
+      return await inTransaction(pool, 'BEGIN', work, 'roll back');
     } catch (err) {
       if (attempt >= conflictRetries || !CONFLICTS.has(sqlState(err) ?? '')) throw err;
     }
@@ -41,7 +41,9 @@ const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;
  * was when the first one ran, or, given `snapshot` (what pg_export_snapshot() returned in another
  * transaction that is still open), as that transaction sees it. The transaction lifts the
  * connection's statement and idle-in-transaction timeouts: an export's COPY is long by design, and
- * a coordinator waits in it for its parts; the export's own time limit bounds it.
+ * a coordinator waits in it for its parts; the export's own time limit bounds it. A snapshot whose
+ * work failed is not rolled back but its connection closed: a COPY cut short leaves the connection
+ * in no state to take another statement, and there is nothing to undo.
  */
 export async function withSnapshot<T>(
   pool: Pool,
@@ -50,13 +52,18 @@ export async function withSnapshot<T>(
 ): Promise<T> {
   if (snapshot !== undefined && !SNAPSHOT_ID.test(snapshot))
     throw new EngineError('SnapshotIdInvalid', `not a snapshot id: ${snapshot}`);
-  return inTransaction(pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
-    if (snapshot !== undefined) await client.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
-    await client.query(
-      `SELECT set_config('statement_timeout', '0', true), set_config('idle_in_transaction_session_timeout', '0', true)`,
-    );
-    return work(client);
-  });
+  return inTransaction(
+    pool,
+    'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    async (client) => {
+      if (snapshot !== undefined) await client.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
+      await client.query(
+        `SELECT set_config('statement_timeout', '0', true), set_config('idle_in_transaction_session_timeout', '0', true)`,
+      );
+      return work(client);
+    },
+    'close',
+  );
 }
 
 /** Savepoints of this process, numbered so that nested ones never share a name. */
@@ -89,6 +96,7 @@ async function inTransaction<T>(
   pool: Pool,
   begin: string,
   work: (client: PoolClient) => Promise<T>,
+  onFailure: 'roll back' | 'close',
 ): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -98,9 +106,11 @@ async function inTransaction<T>(
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    });
+    if (onFailure === 'close') broken = err instanceof Error ? err : new Error(String(err));
+    else
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
     throw err;
   } finally {
     client.release(broken);

@@ -3,7 +3,7 @@ import { type Options, stringify } from 'csv-stringify/sync';
 import { RECORD_ARRAYS_IN_FLIGHT } from './export-records.js';
 
 /**
- * Cells as DECISIONS.md encodes them: strings as is, numbers in plain decimal, booleans
+ * Cells as docs/decisions.md encodes them: strings as is, numbers in plain decimal, booleans
  * `true`/`false`, missing or null empty, arrays and objects (empty ones too) as compact JSON;
  * RFC 4180 quoting (a carriage return is quoted too), `\n` line ends.
  */

@@ -11,7 +11,7 @@ const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
 export type ExportCompression = 'gzip' | undefined;
 
 /**
- * `<project>-<task_id>-<YYYYMMDDhhmmss>Z.<csv|ndjson>` (DECISIONS.md), stamped with `at` in UTC;
+ * `<project>-<task_id>-<YYYYMMDDhhmmss>Z.<csv|ndjson>` (docs/decisions.md), stamped with `at` in UTC;
  * `.gz` after it when gzip-compressed.
  */
 export function exportFileName(

@@ -1,9 +1,6 @@
 import type { BlobStorage } from '../blob/blob-storage.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
-import type { TaskBus } from '../bus/bus.js';
-import type { ServiceConfig } from '../config.js';
 import { recordExportBlob } from '../db/export-blobs.js';
-import type { Pool } from '../db/pool.js';
 import { completeExport, setProgressTotal } from '../db/tasks.js';
 import { withSnapshot } from '../db/transaction.js';
 import { usersExported } from '../operator/metrics.js';
@@ -11,16 +8,8 @@ import type { TaskRun } from '../tasks/run-task.js';
 import { attemptBlobName, type ExportFileNames, exportFileHeaders, exportFileName } from './export-file.js';
 import { prepareSnapshot } from './export-records.js';
 import type { FileDigest } from './file-digest.js';
-import { coordinateParts } from './split-export.js';
+import { coordinateParts, type ExportDependencies } from './split-export.js';
 import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-records.js';
-
-/** What an export's work stands on. */
-export interface ExportDependencies {
-  readonly pool: Pool;
-  readonly blobs: BlobStorage | undefined;
-  readonly bus: TaskBus;
-  readonly config: ServiceConfig;
-}
 
 /**
  * Runs an export task: one block blob written from one snapshot, then the task is completed with

@@ -1,7 +1,8 @@
 import type { BlobHeaders, BlobStorage } from '../blob/blob-storage.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
-import type { TakenTask } from '../bus/bus.js';
+import type { TakenTask, TaskBus } from '../bus/bus.js';
 import { exportPartMessage } from '../bus/task-message.js';
+import type { ServiceConfig } from '../config.js';
 import {
   claimPart,
   deleteParts,
@@ -15,7 +16,7 @@ import {
   renewPart,
   type UserKey,
 } from '../db/export-parts.js';
-import type { PoolClient } from '../db/pool.js';
+import type { Pool, PoolClient } from '../db/pool.js';
 import { withSnapshot } from '../db/transaction.js';
 import { AttemptLost, classifyFault, EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -23,7 +24,6 @@ import { type TaskRun, WORKER } from '../tasks/run-task.js';
 import { TaskStop } from '../tasks/task-lease.js';
 import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './export-records.js';
 import { digestOf, type FileDigest } from './file-digest.js';
-import type { ExportDependencies } from './run-export.js';
 import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-records.js';
 
 // A split export: the worker that took the task (the coordinator) holds the snapshot, cuts the
@@ -34,6 +34,14 @@ import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-
 // that stops (drains) gives its part back at once. A coordinator that dies or stops takes the
 // snapshot with it, and the task starts over in another worker; the parts of its attempt can no
 // longer be claimed or renewed.
+/** What an export's work stands on. */
+export interface ExportDependencies {
+  readonly pool: Pool;
+  readonly blobs: BlobStorage | undefined;
+  readonly bus: TaskBus;
+  readonly config: ServiceConfig;
+}
+
 /** How long a claimed part stays its worker's without a renewal, and how often it is renewed. */
 const PART_LEASE_MS = 5_000;
 const PART_RENEW_MS = 500;

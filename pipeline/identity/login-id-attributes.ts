@@ -3,7 +3,7 @@ import type { LoginIdKey } from '../config.js';
 /** The standard attributes that login ids carry: import record members and lookup attribute names. */
 export type LoginIdAttribute = 'email' | 'preferred_username' | 'phone_number';
 
-/** The login id key of each such attribute (spec 2.4 members, spec 4.5 `attributeName`), in spec order. */
+/** The login id key of each such attribute (decisions 2.4 members, decisions 4.5 `attributeName`), in spec order. */
 export const KEY_OF_ATTRIBUTE: Readonly<Record<LoginIdAttribute, LoginIdKey>> = {
   email: 'email',
   preferred_username: 'username',

@@ -18,7 +18,7 @@ const UNSTORABLE: Normalized = {
 
 /**
  * Email: trimmed, NFKC, case-folded unless the project keeps it case-sensitive; a bare address
- * without display name (DECISIONS.md, Import validation).
+ * without display name (docs/decisions.md, Import validation).
  */
 export function normalizeEmail(raw: string, caseSensitive: boolean): Normalized {
   if (!isStorableText(raw)) return UNSTORABLE;

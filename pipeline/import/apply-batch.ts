@@ -6,9 +6,11 @@ import { recordUserChanges } from '../db/user-changes.js';
 import { ApiError, classifyFault, envelopeError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
 import { importRecords } from '../operator/metrics.js';
 import { storableJson } from '../storable-text.js';
+import type { ImportDetail, ImportOptions } from './import-batch.js';
 import { loadBatchState } from './load-batch-state.js';
-import { type ImportDetail, type ImportOptions, type PreparedRecord, planBatch } from './plan-batch.js';
+import { planBatch } from './plan-batch.js';
 import { redactRecord } from './secret-members.js';
+import type { PreparedRecord } from './validate-record.js';
 import { writeBatchPlan } from './write-batch-plan.js';
 
 /**

@@ -1,4 +1,5 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { contractAjv } from '../../schemas/index.js';
 import type { ProjectConfig } from '../config.js';
 import { EngineError } from '../errors.js';
 import { normalizeEmail, normalizePhone } from '../identity/normalize.js';
@@ -13,10 +14,10 @@ export interface DeclaredAttribute {
 export type AttributeCheck = (value: unknown) => string | undefined;
 
 // The formats of the declared types, as the rest of the service reads them.
-const ajv = new Ajv2020({ strict: true, allErrors: false })
-  .addFormat('email-address', (v: string) => normalizeEmail(v, true).ok)
-  .addFormat('e164', (v: string) => normalizePhone(v).ok)
-  .addFormat('url', (v: string) => URL.canParse(v));
+const ajv = contractAjv
+  .addFormat('attribute-email', (v: string) => normalizeEmail(v, true).ok)
+  .addFormat('attribute-e164', (v: string) => normalizePhone(v).ok)
+  .addFormat('attribute-url', (v: string) => URL.canParse(v));
 
 /** The JSON Schema of each declared type, and the message of a value that does not fit it. */
 const TYPES: Readonly<Record<string, (d: DeclaredAttribute) => { schema: object; message: string }>> = {
@@ -25,12 +26,15 @@ const TYPES: Readonly<Record<string, (d: DeclaredAttribute) => { schema: object;
   integer: () => ({ schema: { type: 'integer' }, message: 'must be an integer' }),
   boolean: () => ({ schema: { type: 'boolean' }, message: 'must be a boolean' }),
   enum: (d) => ({ schema: { enum: d.enum ?? [] }, message: `must be one of ${(d.enum ?? []).join(', ')}` }),
-  email: () => ({ schema: { type: 'string', format: 'email-address' }, message: 'must be an email address' }),
+  email: () => ({
+    schema: { type: 'string', format: 'attribute-email' },
+    message: 'must be an email address',
+  }),
   phone_number: () => ({
-    schema: { type: 'string', format: 'e164' },
+    schema: { type: 'string', format: 'attribute-e164' },
     message: 'must be a phone number in E.164 format',
   }),
-  url: () => ({ schema: { type: 'string', format: 'url' }, message: 'must be a URL' }),
+  url: () => ({ schema: { type: 'string', format: 'attribute-url' }, message: 'must be a URL' }),
   country_code: () => ({
     schema: { type: 'string', pattern: '^[A-Z]{2}$' },
     message: 'must be an ISO 3166-1 alpha-2 code',

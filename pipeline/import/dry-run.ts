@@ -2,7 +2,7 @@ import type { Pool } from '../db/pool.js';
 import { holdDryRun, type TaskAttempt } from '../db/tasks.js';
 import { withSavepoint, withTransaction } from '../db/transaction.js';
 import { type ApplyTarget, saveDetails } from './apply-batch.js';
-import type { ImportDetail } from './plan-batch.js';
+import type { ImportDetail } from './import-batch.js';
 
 /** What a record of a dry run would have become. */
 const WOULD: Partial<Record<ImportDetail['outcome'], ImportDetail['outcome']>> = {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/pool.js';
-import type { ImportDetail } from './plan-batch.js';
+import type { ImportDetail } from './import-batch.js';
 
 interface DetailRow {
   index: number;

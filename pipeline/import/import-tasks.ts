@@ -1,7 +1,7 @@
+import { newTaskId } from '../../schemas/task-id.js';
 import { importMessage } from '../bus/task-message.js';
 import type { Queryable } from '../db/pool.js';
 import { type IdempotencyKey, insertTask, type RequestedBy, type TaskRow } from '../db/tasks.js';
-import { newTaskId } from '../tasks/task-id.js';
 import type { ImportTaskOptions } from './run-import.js';
 
 /** An import request to run as a task: its records' secret members already sealed. */

@@ -3,8 +3,9 @@ import type { Queryable } from '../db/pool.js';
 import { keyedIds } from '../db/roles-groups.js';
 import { KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { oauthKey } from './identity-members.js';
-import { type BatchState, type ImportOptions, ownerKey, type PreparedRecord } from './plan-batch.js';
+import { type BatchState, type ImportOptions, ownerKey } from './import-batch.js';
 import { claimKey, type OAuthState, type UserState } from './user-state.js';
+import type { PreparedRecord } from './validate-record.js';
 
 interface LoadedUser {
   id: string;

@@ -1,5 +1,5 @@
 import { type Duplex, Readable } from 'node:stream';
-import chain, { many, none } from 'stream-chain';
+import chain, { none } from 'stream-chain';
 import jsonlParser from 'stream-chain/jsonl/parser.js';
 import { EngineError } from '../errors.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
@@ -12,7 +12,7 @@ export interface IndexedRecord {
 }
 
 /**
- * The records of an import request as queued and logged (DECISIONS.md, Tasks): each secret member
+ * The records of an import request as queued and logged (docs/decisions.md, Tasks): each secret member
  * replaced by its position in the request's list of secrets, and that list sealed as one value.
  * One seal per request, not one per record: sealing was a third of the facade's work on an import.
  */
@@ -33,17 +33,13 @@ export function sealRecords(records: readonly unknown[], box: SecretBox): Sealed
  * The stages that turn an import's task message (`schemas/task-message`, the layout of
  * `importMessage`) into its records, one at a time, with their secret members opened: a JSON Lines
  * parser (stream-json's, which now lives in stream-chain: one JSON.parse per line), the first line
- * read for the sealed secrets, and each line after it a record. A message logged before records
- * had a line each holds them all on its first line, in `request.records`.
- *
- * A JSON.parse per record costs less than a third of what stream-json's token parser did on the
- * same records: 0.5 s against 1.8 s of CPU for the bench's 100,000.
+ * read for the sealed secrets, and each line after it a record. A JSON.parse per record costs far
+ * less than stream-json's token parser (the bench's import rows measure it).
  */
 export function recordStages(message: string, box: SecretBox): [Readable, Duplex] {
   let secrets: unknown[] | undefined;
-  // A sealed string is a secret of a message logged before secrets were sealed per request.
+  // A secret member of a record holds its position in the request's sealed list.
   const open = (secret: unknown) => {
-    if (typeof secret === 'string') return box.open(secret);
     if (typeof secret !== 'number') return secret;
     if (!secrets || !(secret in secrets))
       throw new EngineError('SealedSecretMissing', 'an import record names a secret its message lacks');
@@ -62,7 +58,7 @@ export function recordStages(message: string, box: SecretBox): [Readable, Duplex
         throw new EngineError('SealedSecretUnreadable', 'the sealed secrets of an import are not a list');
       secrets = opened;
     }
-    return Array.isArray(request?.records) ? many(request.records.map(record)) : none;
+    return none;
   };
   return [
     Readable.from([message]),

@@ -1,10 +1,17 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ImportIdentifier, ImportOutcome, ImportRecord } from '../../schemas/index.js';
-import type { LoginIdKey, ProjectConfig } from '../config.js';
+import type { ImportRecord } from '../../schemas/index.js';
+import type { ProjectConfig } from '../config.js';
 import { ApiError, EngineError, envelopeError } from '../errors.js';
 import { ATTRIBUTE_OF_KEY, KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
 import { oauthKey } from './identity-members.js';
+import {
+  type BatchPlan,
+  type BatchState,
+  type ImportDetail,
+  type ImportOptions,
+  ownerKey,
+} from './import-batch.js';
 import { redactRecord } from './secret-members.js';
 import {
   claimKey,
@@ -13,7 +20,7 @@ import {
   type OAuthState,
   type UserState,
 } from './user-state.js';
-import type { RecordValidator, ValidRecord } from './validate-record.js';
+import type { PreparedRecord, ValidRecord } from './validate-record.js';
 import {
   type ImportWarning,
   insertWarnings,
@@ -22,83 +29,8 @@ import {
   updateWarnings,
 } from './warnings.js';
 
-/** The result of one record, as stored in import_details and shown by the status endpoint. */
-export interface ImportDetail {
-  readonly index: number;
-  readonly outcome: ImportOutcome;
-  readonly user_id?: string;
-  readonly record: unknown;
-  readonly warnings?: ImportWarning[];
-  readonly errors?: Record<string, unknown>[];
-}
-
-/** What the database holds that a batch's records refer to, loaded in one go. */
-export interface BatchState {
-  /** `key\u0000normalized value` -> owning user id, for every login id the batch mentions. */
-  readonly owners: Map<string, string>;
-  /** The users that own an identifier value of the batch. */
-  readonly users: Map<string, UserState>;
-  /** The ids among the batch's `sub` values that users have. */
-  readonly takenIds: ReadonlySet<string>;
-  /** Role key -> role id, for the role keys of the batch that exist. */
-  readonly roleIds: ReadonlyMap<string, string>;
-  /** Group key -> group id, for the group keys of the batch that exist. */
-  readonly groupIds: ReadonlyMap<string, string>;
-}
-
-/** The users a batch creates or changes: their state before (undefined: new) and after. */
-export interface BatchPlan {
-  readonly details: ImportDetail[];
-  readonly changed: Map<string, { before: UserState | undefined; after: UserState }>;
-}
-
-/** Options of one import task. */
-export interface ImportOptions {
-  readonly identifier: ImportIdentifier;
-  readonly upsert: boolean;
-  readonly project: ProjectConfig;
-  readonly validate: RecordValidator;
-  /** Append the changed users to the `user_changes` outbox (a search index is fed from it). */
-  readonly recordChanges: boolean;
-  /** Lock the users a batch updates before reading them (a real run); a dry run only reads them. */
-  readonly lockUsers: boolean;
-  /** The id a record inserts a user with, by its index (`importedUserIds`). */
-  readonly userIdOf: (index: number) => string;
-  /** The task runs again a request an earlier task imported (a replay of the import log). */
-  readonly replayed: boolean;
-}
-
-export function ownerKey(key: LoginIdKey, value: string): string {
-  return `${key}\u0000${value}`;
-}
-
-/** A record of a batch, checked once against its schema and formats. */
-export interface PreparedRecord {
-  readonly index: number;
-  readonly raw: unknown;
-  readonly checked: ReturnType<RecordValidator>;
-  /** The index of the nearest earlier record of the request with the same identifier value. */
-  readonly repeats?: number;
-}
-
-/** Validates one record (the validation stage's function, before any batch transaction). */
-export function prepareRecord(
-  record: { index: number; raw: unknown },
-  validate: RecordValidator,
-): PreparedRecord {
-  return { index: record.index, raw: record.raw, checked: validate(record.raw) };
-}
-
-/** Validates each record of a batch. */
-export function prepareBatch(
-  records: readonly { index: number; raw: unknown }[],
-  options: ImportOptions,
-): PreparedRecord[] {
-  return records.map((record) => prepareRecord(record, options.validate));
-}
-
 /**
- * Applies the records of a batch, in order, to the loaded state (spec 3.2): a later record sees the
+ * Applies the records of a batch, in order, to the loaded state (decisions 3.2): a later record sees the
  * effect of an earlier one; a record that fails leaves the state as it was. Pure: no I/O.
  */
 export function planBatch(
@@ -246,7 +178,7 @@ function applyInsert(valid: ValidRecord, user: UserState, project: ProjectConfig
   }
 }
 
-/** An existing user: spec 3.2, member by member. */
+/** An existing user: decisions 3.2, member by member. */
 function applyUpdate(valid: ValidRecord, user: UserState, project: ProjectConfig): void {
   applyCommon(valid, user, project);
   const { record } = valid;

@@ -9,9 +9,10 @@ import type { SecretBox } from '../tasks/task-secrets.js';
 import { type ApplyTarget, applyBatch, committedTarget } from './apply-batch.js';
 import { batchRecords } from './batch-records.js';
 import { dryRun } from './dry-run.js';
+import type { ImportOptions } from './import-batch.js';
 import { importedUserIds } from './imported-user-id.js';
 import { recordStages } from './parse-records.js';
-import type { ImportOptions, PreparedRecord } from './plan-batch.js';
+import type { PreparedRecord } from './validate-record.js';
 import { markRepeatedIdentifiers, recordValidator, validateRecords } from './validate-record.js';
 
 /** The request members other than the records, kept in the task row (and in its message). */

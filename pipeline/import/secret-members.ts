@@ -1,4 +1,4 @@
-/** The marker that replaces a secret in the details of an import (DECISIONS.md, Tasks). */
+/** The marker that replaces a secret in the details of an import (docs/decisions.md, Tasks). */
 export const REDACTED = 'REDACTED';
 
 /** The members of a TOTP that carry its secret: the otpauth `uri` an export writes embeds it. */

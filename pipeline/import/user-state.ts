@@ -39,7 +39,7 @@ export interface UserState {
   mfaPhone: OobState | undefined;
   roles: Set<string>;
   groups: Set<string>;
-  /** Secrets set only when the user is created (spec 3.2: IGNORED on update). */
+  /** Secrets set only when the user is created (decisions 3.2: IGNORED on update). */
   secrets: { password?: string; mfaPassword?: string; totpSecrets: readonly string[] };
 }
 

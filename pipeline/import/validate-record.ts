@@ -15,7 +15,6 @@ import { readMfa, readSecrets, readSub } from './account-members.js';
 import { customAttributeChecks } from './custom-attributes.js';
 import { mergeLoginIds, type Normalizers, type OAuthIdentity, readIdentities } from './identity-members.js';
 import type { IndexedRecord } from './parse-records.js';
-import { type PreparedRecord, prepareRecord } from './plan-batch.js';
 
 /** A record that passed validation, with its login id values normalized (null: to delete). */
 export interface ValidRecord {
@@ -106,6 +105,23 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
       },
     };
   };
+}
+
+/** A record of a batch, checked once against its schema and formats. */
+export interface PreparedRecord {
+  readonly index: number;
+  readonly raw: unknown;
+  readonly checked: ReturnType<RecordValidator>;
+  /** The index of the nearest earlier record of the request with the same identifier value. */
+  readonly repeats?: number;
+}
+
+/** Validates one record (the validation stage's function, before any batch transaction). */
+export function prepareRecord(
+  record: { readonly index: number; readonly raw: unknown },
+  validate: RecordValidator,
+): PreparedRecord {
+  return { index: record.index, raw: record.raw, checked: validate(record.raw) };
 }
 
 /** The causes a failed record's detail lists; the rest are counted in `causes_omitted`. */

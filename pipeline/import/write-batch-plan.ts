@@ -4,7 +4,7 @@ import type { CopyValue } from '../db/copy-text.js';
 import type { PoolClient } from '../db/pool.js';
 import { ATTRIBUTE_OF_KEY } from '../identity/login-id-attributes.js';
 import { oauthKey } from './identity-members.js';
-import type { BatchPlan, BatchState } from './plan-batch.js';
+import type { BatchPlan, BatchState } from './import-batch.js';
 import { newRowId, type OAuthState, type UserState } from './user-state.js';
 
 type Row = CopyValue[];
@@ -232,7 +232,7 @@ function oauthRow(userId: string, o: OAuthState): Row {
   ];
 }
 
-/** Password, MFA password and TOTP: stored only when the user is created (spec 3.2). */
+/** Password, MFA password and TOTP: stored only when the user is created (decisions 3.2). */
 function secretAuthenticators(user: UserState): Row[] {
   const rows: Row[] = [];
   const { password, mfaPassword, totpSecrets } = user.secrets;

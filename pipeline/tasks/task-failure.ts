@@ -4,7 +4,7 @@ import type { Queryable } from '../db/pool.js';
 import { type FailedTask, failTask, type TaskAttempt } from '../db/tasks.js';
 import { ApiError } from '../errors.js';
 
-/** Why a task ended without finishing, beyond an error of its own work (DECISIONS.md, Tasks). */
+/** Why a task ended without finishing, beyond an error of its own work (docs/decisions.md, Tasks). */
 export const TASK_ENDINGS = {
   expired: () => new ApiError('TaskExpired', 'the workers running the task stopped without a word too often'),
   timedOut: () => new ApiError('TaskTimedOut', 'the export ran longer than allowed'),

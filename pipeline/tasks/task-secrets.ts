@@ -6,7 +6,7 @@ import { ConfigError, EngineError } from '../errors.js';
 
 /**
  * Seals values with AES-256-GCM so that secrets never rest in plain text in a task row, a queue
- * row or a bus message (DECISIONS.md, Tasks). A sealed value names its key, so keys can rotate:
+ * row or a bus message (docs/decisions.md, Tasks). A sealed value names its key, so keys can rotate:
  * new values are sealed with the current key, and values sealed with a previous one still open.
  */
 export interface SecretBox {

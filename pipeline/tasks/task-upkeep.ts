@@ -7,7 +7,7 @@ import { failAbandonedTasks, offerLapsedTasks, takeOutboxMessages } from '../db/
 import { withTransaction } from '../db/transaction.js';
 import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
-import { deleteAbandonedExportFiles, deleteUnnamedExportFiles, sweepExpiredTasks } from '../retention.js';
+import { deleteAbandonedExportFiles, deleteUnnamedExportFiles, sweepExpiredTasks } from './retention.js';
 import { refundFailedTasks, TASK_ENDINGS } from './task-failure.js';
 
 /** What keeps every task moving: the outbox relay, the end of abandoned tasks, retention. */

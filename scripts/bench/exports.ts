@@ -11,7 +11,7 @@ import { insertTask } from '../../pipeline/db/tasks.js';
 import { prepareSnapshot, streamUserRows } from '../../pipeline/export/export-records.js';
 import { exportFields } from '../../pipeline/export/pointers.js';
 import { createLogger } from '../../pipeline/log.js';
-import { newTaskId } from '../../pipeline/tasks/task-id.js';
+import { newTaskId } from '../../schemas/task-id.js';
 import { exportSchema, exportUsers } from './export-data.js';
 import { COMPLETION_POLL_MS, rounds } from './measure.js';
 import { BENCH_KAFKA_TOPICS, schemaUrl, startProcess } from './processes.js';

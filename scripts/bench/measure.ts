@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import type { Queryable } from '../../pipeline/db/pool.js';
 /** Throughput of `clients` concurrent loops of `call`, in calls per second. */
 export async function throughput(
@@ -55,4 +56,30 @@ export async function rounds<T>(measure: () => Promise<T>): Promise<T[]> {
   const results: T[] = [];
   for (let n = 0; n < ROUNDS; n++) results.push(await measure());
   return results;
+}
+
+/** How long a section waits at most for the work of the one before it to end. */
+const IDLE_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Waits until no other session of the bench database runs a statement (the work a section before
+ * left behind has ended), and returns how long that took.
+ */
+export async function waitUntilIdle(databaseUrl: string): Promise<number> {
+  const started = Date.now();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ busy: number }>(
+        `SELECT count(*)::int AS busy FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'`,
+      );
+      if (rows[0]?.busy === 0) return Date.now() - started;
+      if (Date.now() - started > IDLE_TIMEOUT_MS) throw new Error('the bench database stayed busy');
+      await sleep(COMPLETION_POLL_MS);
+    }
+  } finally {
+    await client.end();
+  }
 }

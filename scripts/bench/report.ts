@@ -35,30 +35,48 @@ function round(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
 
-/** Prints the table and writes the rows (without the goal column) to .bench/results.json. */
-export function report(rows: readonly BenchRow[]): void {
-  const header = ['name', 'value', 'unit', 'baseline', 'baseline value', 'ratio', 'goal'];
-  const cells = rows.map((r) => [
-    r.name,
-    String(r.value),
-    r.unit,
-    r.baseline,
-    String(r.baseline_value),
-    String(r.ratio),
-    r.goal ?? '',
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
-  const line = (c: readonly string[]) => c.map((v, i) => v.padEnd(widths[i] ?? 0)).join('  ');
-  process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
-  for (const c of cells) process.stdout.write(`${line(c)}\n`);
-  mkdirSync('.bench', { recursive: true });
-  writeFileSync(
-    '.bench/results.json',
-    `${JSON.stringify(
-      rows.map(({ goal: _goal, ...r }) => r),
-      null,
-      2,
-    )}\n`,
-  );
-  process.stdout.write('\nrows written to .bench/results.json\n');
+const RESULTS = '.bench/results.json';
+
+/**
+ * The rows of one run, written to .bench/results.json as each section measures them: a section
+ * that fails late in the run keeps the rows measured before it.
+ */
+export class BenchReport {
+  readonly #rows: BenchRow[] = [];
+
+  constructor() {
+    this.#write();
+  }
+
+  /** Adds a section's rows, prints them and rewrites the results file. */
+  add(rows: readonly BenchRow[]): void {
+    this.#rows.push(...rows);
+    for (const r of rows) process.stdout.write(`row: ${r.name} = ${r.value} ${r.unit} (ratio ${r.ratio})\n`);
+    this.#write();
+  }
+
+  /** Prints the table of every row so far. */
+  print(): void {
+    const header = ['name', 'value', 'unit', 'baseline', 'baseline value', 'ratio', 'goal'];
+    const cells = this.#rows.map((r) => [
+      r.name,
+      String(r.value),
+      r.unit,
+      r.baseline,
+      String(r.baseline_value),
+      String(r.ratio),
+      r.goal ?? '',
+    ]);
+    const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
+    const line = (c: readonly string[]) => c.map((v, i) => v.padEnd(widths[i] ?? 0)).join('  ');
+    process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
+    for (const c of cells) process.stdout.write(`${line(c)}\n`);
+    process.stdout.write(`\nrows written to ${RESULTS}\n`);
+  }
+
+  #write(): void {
+    mkdirSync('.bench', { recursive: true });
+    const rows = this.#rows.map(({ goal: _goal, ...r }) => r);
+    writeFileSync(RESULTS, `${JSON.stringify(rows, null, 2)}\n`);
+  }
 }

@@ -14,7 +14,7 @@ export function testBus(transport: 'kafka' | 'postgres', prefix: string, db: Poo
     : postgresQueueBus(db, log);
 }
 
-/** One task kind's endpoints (spec 4.1-4.4), called as an admin. */
+/** One task kind's endpoints (decisions 4.1-4.4), called as an admin. */
 export interface TaskEndpoints {
   /** POSTs a request (with these headers besides the endpoints' own) and returns the response. */
   post(body: unknown, extraHeaders?: Record<string, string>): ReturnType<AdminClient['request']>;

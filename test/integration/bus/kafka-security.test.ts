@@ -9,7 +9,7 @@ import { exportMessage } from '../../../pipeline/bus/task-message.js';
 import { loadConfig } from '../../../pipeline/config.js';
 import { insertTask } from '../../../pipeline/db/tasks.js';
 import { createLogger } from '../../../pipeline/log.js';
-import { newTaskId } from '../../../pipeline/tasks/task-id.js';
+import { newTaskId } from '../../../schemas/task-id.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 import { TEST_KAFKA_TOPICS, uniqueTopicPrefix } from '../../support/kafka.js';

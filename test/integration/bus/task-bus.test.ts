@@ -6,7 +6,7 @@ import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
 import { exportMessage, importMessage } from '../../../pipeline/bus/task-message.js';
 import { insertTask } from '../../../pipeline/db/tasks.js';
 import { createLogger } from '../../../pipeline/log.js';
-import { newTaskId } from '../../../pipeline/tasks/task-id.js';
+import { newTaskId } from '../../../schemas/task-id.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';

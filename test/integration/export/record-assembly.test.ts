@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { to as copyTo } from 'pg-copy-streams';
 import { configFromDocument } from '../../../pipeline/config.js';
 import { decodeCopyField } from '../../../pipeline/db/copy-text.js';
-import type { Pool, PoolClient } from '../../../pipeline/db/pool.js';
+import type { Pool } from '../../../pipeline/db/pool.js';
+import { withSnapshot } from '../../../pipeline/db/transaction.js';
 import { RecordAssembler } from '../../../pipeline/export/assemble-records.js';
 import { encodeNdjson } from '../../../pipeline/export/encode-ndjson.js';
 import {
@@ -183,11 +184,7 @@ async function storeAwkwardValues(db: Pool): Promise<void> {
 }
 
 /** Reads a COPY statement's output whole. */
-async function copyText(
-  client: PoolClient,
-  stream: NodeJS.ReadableStream,
-  ...stages: NodeJS.ReadWriteStream[]
-) {
+async function copyText(stream: NodeJS.ReadableStream, ...stages: NodeJS.ReadWriteStream[]) {
   let text = '';
   await pipeline([
     stream,
@@ -199,30 +196,24 @@ async function copyText(
       },
     }),
   ]);
-  await client.query('COMMIT');
   return text.split('\n').filter((line) => line !== '');
 }
 
 /** The ndjson lines the export writes now: plain rows assembled by the worker. */
 async function assembledLines(db: Pool, settings: SnapshotSettings): Promise<string[]> {
-  const client = await db.connect();
-  try {
+  return withSnapshot(db, async (client) => {
     await prepareSnapshot(client, settings);
-    return await copyText(
-      client,
+    return copyText(
       streamUserRows(client, settings),
       assembleRecords({ totpIssuer: ISSUER }),
       encodeNdjson(),
     );
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** The ndjson lines the export wrote when Postgres built the JSON (JSON.stringify of each). */
 async function referenceLines(db: Pool, settings: SnapshotSettings): Promise<string[]> {
-  const client = await db.connect();
-  try {
+  return withSnapshot(db, async (client) => {
     await prepareSnapshot(client, settings);
     await client.query(
       `SELECT set_config('export.totp_issuer', $1, true), set_config('export.times', $2, true),
@@ -230,11 +221,9 @@ async function referenceLines(db: Pool, settings: SnapshotSettings): Promise<str
       [ISSUER, settings.times ? 'on' : '', settings.passwordHashes ? 'on' : ''],
     );
     const sql = jsonRecordsSql({ filtered: true });
-    const lines = await copyText(client, client.query(copyTo(`COPY (${sql}) TO STDOUT`)));
+    const lines = await copyText(client.query(copyTo(`COPY (${sql}) TO STDOUT`)));
     return lines.map((line) => JSON.stringify(JSON.parse(decodeCopyField(line))));
-  } finally {
-    client.release();
-  }
+  });
 }
 
 interface PlanNode {
@@ -247,19 +236,15 @@ interface PlanNode {
 
 /** The plan of the records statement under the export's settings (prepareSnapshot). */
 async function recordsPlan(db: Pool, settings: SnapshotSettings): Promise<PlanNode> {
-  const client = await db.connect();
-  try {
+  return withSnapshot(db, async (client) => {
     await prepareSnapshot(client, settings);
     const { rows: jit } = await client.query<{ jit: string }>(`SELECT current_setting('jit') AS jit`);
     expect(jit[0]?.jit, 'JIT compiling holds the first row back').to.equal('off');
     const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
       `EXPLAIN (FORMAT JSON) ${recordsStatement(settings)}`,
     );
-    await client.query('COMMIT');
     return rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** The node and every node under it. */
@@ -341,23 +326,15 @@ describe('export record assembly', () => {
   });
 
   it("reads a part's range of users through the creation-order index, not every user", async () => {
-    const exporter = await db().connect();
-    try {
-      await exporter.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-      const { rows } = await exporter.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
-      const bound = { at: '2026-01-01 00:00:01+00', id: randomUUID() };
-      for (const range of [{ after: bound }, { through: bound }, { after: bound, through: bound }]) {
-        const part = { snapshot: rows[0]?.id as string, after: undefined, through: undefined, ...range };
-        const scans = planNodes(await recordsPlan(db(), { part })).filter(
-          (n) => n['Relation Name'] === 'users',
-        );
-        expect(scans, JSON.stringify(range)).to.have.length(6); // one per branch
-        for (const scan of scans)
-          expect(scan['Index Cond'], JSON.stringify(range)).to.include('ROW(created_at, id)');
-      }
-    } finally {
-      await exporter.query('COMMIT');
-      exporter.release();
+    const bound = { at: '2026-01-01 00:00:01+00', id: randomUUID() };
+    for (const range of [{ after: bound }, { through: bound }, { after: bound, through: bound }]) {
+      const part = { after: undefined, through: undefined, ...range };
+      const scans = planNodes(await recordsPlan(db(), { part })).filter(
+        (n) => n['Relation Name'] === 'users',
+      );
+      expect(scans, JSON.stringify(range)).to.have.length(6); // one per branch
+      for (const scan of scans)
+        expect(scan['Index Cond'], JSON.stringify(range)).to.include('ROW(created_at, id)');
     }
   });
 

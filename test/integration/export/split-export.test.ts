@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { Kafka, logLevel } from 'kafkajs';
 import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
 import type { Pool } from '../../../pipeline/db/pool.js';
+import { withSnapshot } from '../../../pipeline/db/transaction.js';
 import { prepareSnapshot } from '../../../pipeline/export/export-records.js';
 import { exportFields } from '../../../pipeline/export/pointers.js';
 import {
@@ -48,8 +49,7 @@ interface PartRow {
 
 /** The file one worker writes for these options: the unsplit path, into memory. */
 async function oneWorkerFile(db: Pool, options: ExportTaskOptions): Promise<Buffer> {
-  const conn = await db.connect();
-  try {
+  return withSnapshot(db, async (conn) => {
     const settings = snapshotSettings(options);
     await prepareSnapshot(conn, settings);
     const chunks: Buffer[] = [];
@@ -62,11 +62,8 @@ async function oneWorkerFile(db: Pool, options: ExportTaskOptions): Promise<Buff
         for await (const chunk of file) chunks.push(chunk as Buffer);
       },
     });
-    await conn.query('COMMIT');
     return Buffer.concat(chunks);
-  } finally {
-    conn.release();
-  }
+  });
 }
 
 describe('split export over two worker processes (kafka)', function () {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
-import { deleteUnnamedExportFiles } from '../../../pipeline/retention.js';
+import { deleteUnnamedExportFiles } from '../../../pipeline/tasks/retention.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';

@@ -43,7 +43,7 @@ describe('getUserByOAuth', () => {
 
   const lookup = (alias: string, subject: string) => client.graphql(QUERY, { alias, subject });
 
-  it('finds the user by provider alias and subject id, with the claims of spec 2.5', async () => {
+  it('finds the user by provider alias and subject id, with the claims of decisions 2.5', async () => {
     const res = await lookup('google', '1098765');
     expect(res.errors).to.equal(undefined);
     expect(idOf(res, 'getUserByOAuth')).to.equal(userId);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sweepQueueLog } from '../../../pipeline/db/task-queue.js';
 import { createLogger } from '../../../pipeline/log.js';
-import { sweepExpiredTasks } from '../../../pipeline/retention.js';
+import { sweepExpiredTasks } from '../../../pipeline/tasks/retention.js';
 import { adminToken } from '../../support/admin-api.js';
 import { eventually } from '../../support/eventually.js';
 import { HTTPS, useImportService } from '../../support/imports.js';

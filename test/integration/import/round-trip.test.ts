@@ -152,7 +152,7 @@ describe('round trip: ndjson export -> import into an empty project -> export', 
     expect(imported.summary).to.deep.include({ total: records.length, inserted: records.length, failed: 0 });
     const details = imported.details as { index: number; user_id: string; warnings?: unknown }[];
     expect(details.map((d) => d.user_id)).to.deep.equal(records.map((r) => r.sub));
-    // The export writes the flags of every user: false ones warn on insert (spec 2.3), as does the
+    // The export writes the flags of every user: false ones warn on insert (decisions 2.3), as does the
     // legacy hash; nothing else does (no member is unknown or dropped).
     const messages = new Set(
       details.flatMap((d) => (d.warnings ?? []) as { message: string }[]).map((w) => w.message),

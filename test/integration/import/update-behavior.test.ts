@@ -4,7 +4,7 @@ import { useImportService } from '../../support/imports.js';
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
 
 /** Spec 3.2, row by row, through the embedded (Postgres queue) transport. */
-describe('import update behavior (spec 3.2)', function () {
+describe('import update behavior (decisions 3.2)', function () {
   this.timeout(60_000);
   const service = useImportService('postgres', {
     custom_attributes: [

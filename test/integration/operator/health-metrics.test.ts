@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { devAdminToken } from '../../../api/admin-keys.js';
+import { devAdminToken } from '../../../pipeline/development-keys.js';
 import { useApiProcess } from '../../support/api-process.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';

@@ -3,7 +3,7 @@ import { envelope, toApiError } from '../../../api/errors.js';
 import { ApiError } from '../../../pipeline/errors.js';
 
 describe('api/errors', () => {
-  it('writes the envelope of DECISIONS.md, omitting empty info', () => {
+  it('writes the envelope of docs/decisions.md, omitting empty info', () => {
     expect(envelope(new ApiError('RateLimited', 'slow down', { bucket_name: 'UserExport' }))).to.deep.equal({
       error: {
         name: 'TooManyRequest',

@@ -24,10 +24,10 @@ describe('bus/task-message', () => {
     expect(lines.map((line) => JSON.parse(line))).to.deep.equal(LOGGED.request.records);
   });
 
-  it('reads an import back whole, in either layout', () => {
+  it('reads an import back whole, and refuses one whose records are not a line each', () => {
     const whole = { task_id: TASK, kind: 'import', ...LOGGED };
     expect(parseTaskMessage(importMessage(TASK, LOGGED))).to.deep.equal(whole);
-    expect(parseTaskMessage(JSON.stringify(whole)), 'logged on one line').to.deep.equal(whole);
+    expect(parseTaskMessage(JSON.stringify(whole)), 'records inside the first line').to.equal(undefined);
     expect(parseTaskMessage(exportMessage(TASK.replace('import', 'export')))).to.deep.equal({
       task_id: TASK.replace('import', 'export'),
       kind: 'export',

@@ -8,7 +8,7 @@ async function csv(header: string[], batches: unknown[][][]): Promise<string> {
 }
 
 describe('export/encode-csv', () => {
-  it('encodes each value type as DECISIONS.md says', async () => {
+  it('encodes each value type as docs/decisions.md says', async () => {
     const row = ['plain', true, false, 42, -1.5, null, undefined, [], {}, ['a', 1], { k: 'v' }, ''];
     expect(await csv(['h'], [[row]])).to.equal(
       'h\nplain,true,false,42,-1.5,,,[],{},"[""a"",1]","{""k"":""v""}",\n',

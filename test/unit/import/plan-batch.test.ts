@@ -1,16 +1,11 @@
 import { expect } from 'chai';
 import { configFromDocument } from '../../../pipeline/config.js';
+import { type BatchState, type ImportOptions, ownerKey } from '../../../pipeline/import/import-batch.js';
 import { importedUserIds } from '../../../pipeline/import/imported-user-id.js';
-import {
-  type BatchState,
-  type ImportOptions,
-  ownerKey,
-  planBatch,
-  prepareBatch,
-} from '../../../pipeline/import/plan-batch.js';
+import { planBatch } from '../../../pipeline/import/plan-batch.js';
 import { redactRecord } from '../../../pipeline/import/secret-members.js';
 import type { UserState } from '../../../pipeline/import/user-state.js';
-import { recordValidator } from '../../../pipeline/import/validate-record.js';
+import { prepareRecord, recordValidator } from '../../../pipeline/import/validate-record.js';
 
 const project = configFromDocument({
   project: { custom_attributes: [{ name: 'tier', type: 'string' }] },
@@ -53,10 +48,7 @@ const state = (): BatchState => ({
 
 const plan = (raws: unknown[], upsert: boolean) =>
   planBatch(
-    prepareBatch(
-      raws.map((raw, index) => ({ index, raw })),
-      options(upsert),
-    ),
+    raws.map((raw, index) => prepareRecord({ index, raw }, options(upsert).validate)),
     state(),
     options(upsert),
   );
@@ -65,7 +57,7 @@ describe('import/plan-batch', () => {
   it('plans an insert and leaves the loaded state untouched', () => {
     const loaded = state();
     const result = planBatch(
-      prepareBatch([{ index: 0, raw: { email: 'New@Example.com' } }], options(false)),
+      [prepareRecord({ index: 0, raw: { email: 'New@Example.com' } }, options(false).validate)],
       loaded,
       options(false),
     );
@@ -77,7 +69,7 @@ describe('import/plan-batch', () => {
     expect(loaded.users.get('u-1')).to.deep.equal(existingUser());
   });
 
-  it('updates only what the record names (spec 3.2)', () => {
+  it('updates only what the record names (decisions 3.2)', () => {
     const result = plan(
       [{ email: 'OLD@example.com', name: null, custom_attributes: { tier: 'silver' } }],
       true,

@@ -75,29 +75,31 @@ describe('import/secret-members', () => {
     expect(input).not.to.include(HASH).and.not.to.include('"S"').and.not.to.include('odd');
     expect(input).not.to.include('TOTPSECRET');
     expect(await readRecords(input, box)).to.deep.equal(records);
-    // The same request as messages were logged before records had a line each.
-    expect(await readRecords(JSON.stringify({ task_id: 't', request }), box)).to.deep.equal(records);
     expect(mapSecretMembers({ email: 'c@x.test' }, () => 'never called')).to.deep.equal({
       email: 'c@x.test',
     });
   });
 
-  it('reads a request without secrets, and one logged with a seal per secret', async () => {
+  it('reads a request without secrets as it is, and leaves a secret that is not a position alone', async () => {
     const box = secretBox(randomBytes(32));
     const plain = [{ email: 'first-string@x.test' }, { email: 'b@x.test', name: 'B' }];
     const none = sealRecords(plain, box);
     expect(none).to.deep.equal({ records: plain });
-    expect(await readRecords(JSON.stringify({ request: none }), box)).to.deep.equal(plain);
-
-    const older = [{ email: 'o@x.test', password: { type: 'bcrypt', password_hash: box.seal(HASH) } }];
-    expect(await readRecords(JSON.stringify({ request: { records: older } }), box)).to.deep.equal([
-      { email: 'o@x.test', password: { type: 'bcrypt', password_hash: HASH } },
-    ]);
+    const request = { identifier: 'email', upsert: false, ...none };
+    expect(await readRecords(importMessage('t', { project_id: 'default', request }), box)).to.deep.equal(
+      plain,
+    );
+    const odd = [{ email: 'o@x.test', password: { type: 'bcrypt', password_hash: 'not sealed' } }];
+    const oddRequest = { identifier: 'email', upsert: false, records: odd };
+    expect(
+      await readRecords(importMessage('t', { project_id: 'default', request: oddRequest }), box),
+    ).to.deep.equal(odd);
   });
 
   it('refuses a record that names a secret its message lacks', async () => {
     const box = secretBox(randomBytes(32));
-    const message = JSON.stringify({ request: { records: [{ password: { password_hash: 0 } }] } });
+    const request = { identifier: 'email', upsert: false, records: [{ password: { password_hash: 0 } }] };
+    const message = importMessage('t', { project_id: 'default', request });
     let caught: unknown;
     await readRecords(message, box).catch((err) => {
       caught = err;

@@ -7,7 +7,7 @@ const project = configFromDocument({
 }).project;
 const messages = (warnings: { message: string }[]) => warnings.map((w) => w.message);
 
-describe('import/warnings (the exact texts of DECISIONS.md)', () => {
+describe('import/warnings (the exact texts of docs/decisions.md)', () => {
   it('names each value that has no effect on a new user', () => {
     expect(
       messages(

@@ -163,7 +163,7 @@ describe('config', () => {
     );
   });
 
-  it('takes 1 and 0 for a boolean, as DECISIONS.md writes TRUST_PROXY', () => {
+  it('takes 1 and 0 for a boolean, as docs/decisions.md writes TRUST_PROXY', () => {
     expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).to.equal(true);
     expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).to.equal(false);
     expect(loadConfig({ TRUST_PROXY: 'TRUE' }).trustProxy).to.equal(true);

@@ -1,8 +1,8 @@
-import type { BlobStorage } from './blob/blob-storage.js';
-import { findAbandonedExportBlobs, forgetExportBlobs, unnamedBlobs } from './db/export-blobs.js';
-import type { Pool } from './db/pool.js';
-import { deleteTasks, findTasksPastRetention } from './db/tasks.js';
-import type { Logger } from './log.js';
+import type { BlobStorage } from '../blob/blob-storage.js';
+import { findAbandonedExportBlobs, forgetExportBlobs, unnamedBlobs } from '../db/export-blobs.js';
+import type { Pool } from '../db/pool.js';
+import { deleteTasks, findTasksPastRetention } from '../db/tasks.js';
+import type { Logger } from '../log.js';
 
 /**
  * Deletes completed tasks past retention: an export's file first, then the task with its details

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { TaskKind } from '../../schemas/index.js';
+import type { TaskKind } from './index.js';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 

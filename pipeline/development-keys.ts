@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JSONWebKeySet, type JWK, SignJWT } from 'jose';
-import type { ServiceConfig } from '../pipeline/config.js';
+import type { ServiceConfig } from './config.js';
 
 const DEV_KEY_FILE = 'admin-key.json';
 const DEV_KEY_ID = 'dev-admin-key';
