@@ -6,8 +6,8 @@ export type Logger = pino.Logger;
  * JSON-lines logger. Paths that could hold a secret are censored even if a caller passes a whole
  * request or record by mistake (password hashes, TOTP secrets, JWTs).
  */
-export function createLogger(level: string): Logger {
-  return pino({
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     redact: {
       paths: [
@@ -26,5 +26,6 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[REDACTED]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

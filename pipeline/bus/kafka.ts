@@ -24,7 +24,7 @@ const { CompressionTypes } = kafkajs;
  * sleeps while all its partitions are paused: short, so that a partition resumed once its held
  * message was taken is read again at once, and a rebalance (learnt between fetches) is quick.
  */
-const FETCH_WAIT_MS = 250;
+export const FETCH_WAIT_MS = 250;
 /** How long a rebalance of the task consumers waits for its members. */
 const REBALANCE_TIMEOUT_MS = 60_000;
 /** How long a stopped consumer waits before it is started again. */

@@ -5,7 +5,7 @@ import { createApp } from '../../api/app.js';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { configFromDocument, type ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { createLogger } from '../../pipeline/log.js';
+import { createLogger, type Logger } from '../../pipeline/log.js';
 import type { UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { secretBox } from '../../pipeline/tasks/task-secrets.js';
 
@@ -92,6 +92,7 @@ export function adminClient(
   taskCreated: () => void = () => {},
   blobs?: () => BlobStorage | undefined,
   search?: UserSearchIndex,
+  log: Logger = createLogger('silent'),
 ): AdminClient {
   let callback: ReturnType<ReturnType<typeof createApp>['callback']> | undefined;
   const handler = () => {
@@ -102,7 +103,7 @@ export function adminClient(
       taskCreated,
       blobs: blobs?.(),
       adminJwks: { keys: [keys.publicJwk] },
-      log: createLogger('silent'),
+      log,
       search,
     }).callback();
     return callback;

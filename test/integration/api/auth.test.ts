@@ -1,5 +1,7 @@
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { base64url, SignJWT } from 'jose';
+import { createLogger } from '../../../pipeline/log.js';
 import {
   adminClient,
   adminToken,
@@ -9,6 +11,7 @@ import {
   testConfig,
 } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
 
 const QUERY =
   '{ getUsersByStandardAttribute(attributeName: "email", attributeValue: "a@example.com") { id } }';
@@ -114,9 +117,45 @@ describe('admin API authentication (Host and admin JWT)', () => {
     expectForbidden(await post(undefined, 'evil.example'), 'UnknownHost');
   });
 
-  it('never echoes the token in a response', async () => {
+  it('logs which check refused a token, never the token, and never echoes it', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logged = adminClient(
+      testConfig(keys),
+      db,
+      keys,
+      undefined,
+      undefined,
+      undefined,
+      createLogger('info', sink),
+    );
     const token = await adminToken(keys, { audience: 'https://other.example' });
-    const res = await post(token);
+    const res = await logged.request({
+      method: 'POST',
+      url: '/_api/admin/graphql',
+      token,
+      body: { query: QUERY },
+    });
+    expectForbidden(res);
     expect(res.body).not.to.include(token);
+    const log = lines.join('');
+    expect(log).to.include('admin JWT refused').and.to.include('"claim":"aud"');
+    for (const part of token.split('.')) expect(log).not.to.include(part);
+  });
+
+  it('refuses a token it accepted once its exp has passed', async () => {
+    const token = await adminToken(keys, { expiresIn: Math.floor(Date.now() / 1000) + 2 });
+    expect((await post(token)).statusCode, 'accepted while valid').to.equal(200);
+    const later = await eventually(
+      () => post(token),
+      (res) => res.statusCode !== 200,
+      6,
+    );
+    expectForbidden(later);
   });
 });

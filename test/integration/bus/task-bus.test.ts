@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { BusMessage, ConsumerLag, TakenTask, TaskBus } from '../../../pipeline/bus/bus.js';
-import { kafkaBus } from '../../../pipeline/bus/kafka.js';
+import { FETCH_WAIT_MS, kafkaBus } from '../../../pipeline/bus/kafka.js';
 import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
 import { exportMessage, importMessage } from '../../../pipeline/bus/task-message.js';
 import { insertTask } from '../../../pipeline/db/tasks.js';
@@ -10,6 +10,9 @@ import { newTaskId } from '../../../schemas/task-id.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+
+/** How long a test watches a consumer not hand a message over: three of its fetch waits. */
+const HELD_WINDOW_MS = 3 * FETCH_WAIT_MS;
 
 const log = createLogger('silent');
 
@@ -224,7 +227,7 @@ describe('task bus on kafka, tasks longer than the session', function () {
       (n) => n === 1,
     );
     await bus?.publish(messages[1] as BusMessage);
-    await sleep(2_000); // held: the one slot is busy
+    await sleep(HELD_WINDOW_MS); // held: the one slot is busy
     expect(tries, 'held, not handed to the handler yet').to.have.length(1);
     first.end();
     const all = await eventually(
@@ -253,7 +256,7 @@ describe('task bus on kafka, tasks longer than the session', function () {
       async () => taken.length,
       (n) => n >= 1,
     );
-    await sleep(2_000);
+    await sleep(HELD_WINDOW_MS);
     expect(taken, 'no second task while the one slot is taken').to.have.length(1);
     tasks[0]?.end();
     await eventually(

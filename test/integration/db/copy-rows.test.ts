@@ -1,28 +1,19 @@
 import { expect } from 'chai';
 import { copyRows } from '../../../pipeline/db/copy-rows.js';
+import { withTransaction } from '../../../pipeline/db/transaction.js';
 import { useTestSchema } from '../../support/database.js';
 
 describe('db/copy-rows', () => {
   const db = useTestSchema();
 
-  const roundTrip = async (rows: unknown[][]) => {
-    const client = await db().connect();
-    try {
-      await client.query('BEGIN');
+  const roundTrip = (rows: unknown[][]) =>
+    withTransaction(db(), async (client) => {
       await client.query(
         'CREATE TEMP TABLE copied (n integer, t text, b boolean, f double precision, j jsonb) ON COMMIT DROP',
       );
       await copyRows(client, 'copied', ['n', 't', 'b', 'f', 'j'], rows as never);
-      const { rows: back } = await client.query('SELECT n, t, b, f, j FROM copied ORDER BY n');
-      await client.query('COMMIT');
-      return back;
-    } catch (err) {
-      await client.query('ROLLBACK');
-      throw err;
-    } finally {
-      client.release();
-    }
-  };
+      return (await client.query('SELECT n, t, b, f, j FROM copied ORDER BY n')).rows;
+    });
 
   it('stores every text exactly, telling an empty string from NULL', async () => {
     const texts = [
@@ -58,7 +49,8 @@ describe('db/copy-rows', () => {
     ]);
   });
 
-  it('writes nothing for no rows', async () => {
-    expect(await roundTrip([])).to.deep.equal([]);
+  it('sends no statement at all for no rows', async () => {
+    // A COPY into a table that does not exist would fail: none is sent.
+    await withTransaction(db(), (client) => copyRows(client, 'no_such_table', ['n'], []));
   });
 });

@@ -7,6 +7,11 @@ import { batchRecords } from '../../../pipeline/import/batch-records.js';
 import type { IndexedRecord } from '../../../pipeline/import/parse-records.js';
 import { recordStages } from '../../../pipeline/import/parse-records.js';
 import { TEST_SECRETS } from '../../support/admin-api.js';
+import {
+  expectStopsWhenReaderLeaves,
+  outputBeforeSourceError,
+  stageOutput,
+} from '../../support/stage-streams.js';
 
 const records = (n: number): IndexedRecord[] =>
   Array.from({ length: n }, (_, index) => ({ index, raw: { n: index } }));
@@ -45,28 +50,20 @@ describe('import/batch-records', () => {
   });
 
   it('keeps every record in order behind a slow reader', async () => {
-    const batches = await collect(Readable.from(records(50)), batchRecords(4, 0), 2);
+    const batches = (await stageOutput(batchRecords(4, 0), records(50), 2)) as IndexedRecord[][];
     expect(batches.flat().map((r) => r.index)).to.deep.equal(records(50).map((r) => r.index));
   });
 
-  it('passes on an error raised mid-stream', async () => {
-    const failing = new Readable({
-      objectMode: true,
-      read() {
-        this.destroy(new Error('source broke'));
-      },
-    });
-    let caught: unknown;
-    await collect(failing, batchRecords(3, 0)).catch((err) => {
-      caught = err;
-    });
-    expect((caught as Error).message).to.equal('source broke');
+  it('stops reading its source when its reader leaves', async () => {
+    await expectStopsWhenReaderLeaves(batchRecords(3, 0), (index) => ({ index, raw: {} }));
   });
 
-  it('stops cleanly when destroyed early', async () => {
-    const stage = batchRecords(2, 0);
-    stage.destroy();
-    expect(stage.destroyed).to.equal(true);
+  it('passes on an error of its source, and never writes the batch the error cut short', async () => {
+    const { written } = await outputBeforeSourceError(batchRecords(3, 0), records(7));
+    expect((written as IndexedRecord[][]).map((b) => b.map((r) => r.index))).to.deep.equal([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
   });
 });
 

@@ -1,0 +1,109 @@
+import type { Duplex } from 'node:stream';
+import { expect } from 'chai';
+import { configFromDocument } from '../../../pipeline/config.js';
+import { encodeCsv } from '../../../pipeline/export/encode-csv.js';
+import { encodeNdjson } from '../../../pipeline/export/encode-ndjson.js';
+import { projectPointers } from '../../../pipeline/export/project-pointers.js';
+import { batchRecords } from '../../../pipeline/import/batch-records.js';
+import {
+  markRepeatedIdentifiers,
+  type PreparedRecord,
+  prepareRecord,
+  recordValidator,
+  validateRecords,
+} from '../../../pipeline/import/validate-record.js';
+import {
+  expectStopsWhenReaderLeaves,
+  outputBeforeSourceError,
+  stageOutput,
+} from '../../support/stage-streams.js';
+
+// Every stage of the import and export pipelines, as a stream: behind a slow reader it writes what
+// a fast one gets; it stops pulling its source when the reader leaves; it passes a source error on
+// and writes nothing it had not finished before it.
+
+const project = configFromDocument({ project: {} }).project;
+const validate = recordValidator('email', project);
+const raw = (n: number) => ({ index: n, raw: { email: `user${n % 7}@example.com` } });
+const prepared = (n: number): PreparedRecord => prepareRecord(raw(n), validate);
+const userRecords = (n: number) => [{ sub: `u${n}`, email: `u${n}@example.com` }];
+
+interface StageCase {
+  readonly name: string;
+  readonly make: () => Duplex;
+  readonly item: (n: number) => unknown;
+  /** What the stage writes for items 0..n-1 when its source then fails (a prefix of a full run). */
+  readonly beforeError: (written: unknown[], whole: unknown[]) => void;
+}
+
+const asText = (chunks: unknown[]) =>
+  chunks.map((c) => (Buffer.isBuffer(c) ? c.toString() : String(c))).join('');
+
+const STAGES: readonly StageCase[] = [
+  {
+    name: 'import/batch-records',
+    make: () => batchRecords(3, 0),
+    item: raw,
+    beforeError: (written) => expect(written.flat()).to.have.length(9), // three whole batches of ten
+  },
+  {
+    name: 'import/validate-record: validateRecords',
+    make: () => validateRecords(validate),
+    item: raw,
+    beforeError: (written, whole) => expect(written).to.deep.equal(whole),
+  },
+  {
+    name: 'import/validate-record: markRepeatedIdentifiers',
+    make: () => markRepeatedIdentifiers('email'),
+    item: prepared,
+    beforeError: (written, whole) => {
+      expect(written).to.deep.equal(whole);
+      expect((written as PreparedRecord[]).filter((r) => r.repeats !== undefined)).to.have.length(3);
+    },
+  },
+  {
+    name: 'export/project-pointers',
+    make: () =>
+      projectPointers([
+        { pointer: '/email', field_name: 'email' },
+        { pointer: '/sub', field_name: 'sub' },
+      ]),
+    item: userRecords,
+    beforeError: (written, whole) => expect(written).to.deep.equal(whole),
+  },
+  {
+    name: 'export/encode-csv',
+    make: () => encodeCsv(['email']),
+    item: (n) => [[`u${n}@example.com`]],
+    // The header and every row before the failure; never the header a second time.
+    beforeError: (written, whole) => expect(asText(written)).to.equal(asText(whole)),
+  },
+  {
+    name: 'export/encode-ndjson',
+    make: encodeNdjson,
+    item: userRecords,
+    beforeError: (written, whole) => expect(asText(written)).to.equal(asText(whole)),
+  },
+];
+
+for (const stage of STAGES) {
+  describe(`${stage.name} as a stream`, () => {
+    const items = Array.from({ length: 10 }, (_, n) => stage.item(n));
+
+    it('writes behind a slow reader exactly what a fast reader gets', async () => {
+      const fast = await stageOutput(stage.make(), items);
+      expect(fast).to.not.deep.equal([]);
+      expect(await stageOutput(stage.make(), items, 3)).to.deep.equal(fast);
+    });
+
+    it('stops reading its source when its reader leaves', async () => {
+      await expectStopsWhenReaderLeaves(stage.make(), stage.item);
+    });
+
+    it('passes an error of its source on, with only what it finished before it', async () => {
+      const whole = await stageOutput(stage.make(), items);
+      const { written } = await outputBeforeSourceError(stage.make(), items);
+      stage.beforeError(written, whole);
+    });
+  });
+}
