@@ -2,11 +2,11 @@ import Router from '@koa/router';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { requireExportStorage } from '../../pipeline/blob/open-blob-storage.js';
 import { exportMessage } from '../../pipeline/bus/task-message.js';
-import { admitExport } from '../../pipeline/db/export-tasks.js';
 import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
 import type { ExportTaskOptions } from '../../pipeline/export/write-records.js';
+import { admitTask } from '../../pipeline/tasks/admit-task.js';
 import { failAndRefund, TASK_ENDINGS } from '../../pipeline/tasks/task-failure.js';
 import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
 import { isTaskId, newTaskId } from '../../schemas/task-id.js';
@@ -91,14 +91,20 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
     };
     const idempotency = idempotencyKeyOf(ctx, request, (message) => new ApiError('BadRequest', message));
     const id = newTaskId('export');
-    const task = await admitExport(pool, config.export, {
-      id,
-      ...(idempotency ? { idempotency } : {}),
-      project: config.project.id,
-      message: exportMessage(id),
-      options: { ...options },
-      requestedBy: requestedBy(ctx),
-    });
+    const task = await admitTask(
+      pool,
+      {
+        id,
+        kind: 'export',
+        total: 0,
+        ...(idempotency ? { idempotency } : {}),
+        project: config.project.id,
+        message: exportMessage(id),
+        options: { ...options },
+        requestedBy: requestedBy(ctx),
+      },
+      { kind: 'export', export: config.export },
+    );
     taskCreated();
     ctx.body = createdTask(task);
   });

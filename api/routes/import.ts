@@ -1,16 +1,12 @@
 import Router from '@koa/router';
 import type { Pool } from '../../pipeline/db/pool.js';
-import {
-  countPendingImportRecords,
-  findIdempotentTask,
-  findTask,
-  type TaskRow,
-} from '../../pipeline/db/tasks.js';
+import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import { type DetailsPage, findImportDetails } from '../../pipeline/import/import-details.js';
-import { createImportTask } from '../../pipeline/import/import-tasks.js';
+import { importTask } from '../../pipeline/import/import-tasks.js';
 import { sealRecords } from '../../pipeline/import/parse-records.js';
+import { admitTask } from '../../pipeline/tasks/admit-task.js';
 import { importOutcomes, validateImportRequest } from '../../schemas/index.js';
 import { isTaskId } from '../../schemas/task-id.js';
 import { ImportRequestError } from '../errors.js';
@@ -48,13 +44,7 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
       );
     }
     const idempotency = idempotencyKeyOf(ctx, request, (message) => new ImportRequestError(400, message));
-    const earlier = await findIdempotentTask(pool, config.project.id, 'import', idempotency);
-    if (earlier) {
-      ctx.body = createdTask(earlier);
-      return;
-    }
-    await refuseWhenBacklogged(pool, config.project.id, config.importPendingRecordsLimit);
-    const task = await createImportTask(pool, {
+    const newTask = importTask({
       ...(idempotency ? { idempotency } : {}),
       requestedBy: requestedBy(ctx),
       project: config.project.id,
@@ -62,6 +52,10 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
       upsert: request.upsert ?? false,
       ...(request.dry_run ? { dry_run: true } : {}),
       ...sealRecords(request.records, secrets),
+    });
+    const task = await admitTask(pool, newTask, {
+      kind: 'import',
+      pendingRecords: config.importPendingRecordsLimit,
     });
     taskCreated();
     ctx.body = createdTask(task);
@@ -76,24 +70,6 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
   });
 
   return router;
-}
-
-/** Seconds a refused import is asked to wait while the workers drain the backlog. */
-const BACKLOG_RETRY_SECONDS = 5;
-
-/**
- * Back-pressure: while the project's pending imports hold more records than the limit, a new one
- * is refused with 429 and Retry-After, rather than queued behind minutes of work.
- */
-async function refuseWhenBacklogged(pool: Pool, project: string, limit: number): Promise<void> {
-  const pending = await countPendingImportRecords(pool, project);
-  if (pending < limit) return;
-  throw new ApiError(
-    'ImportBacklogFull',
-    'too many import records are waiting; send again later',
-    { pending_records: pending, limit },
-    { headers: { 'Retry-After': String(BACKLOG_RETRY_SECONDS) } },
-  );
 }
 
 /** The largest page of details one status read returns. */

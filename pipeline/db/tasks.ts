@@ -1,6 +1,6 @@
 import type { BusMessage } from '../../schemas/bus-message.js';
 import type { TaskKind } from '../../schemas/index.js';
-import { ApiError, AttemptLost, envelopeError } from '../errors.js';
+import { type ApiError, AttemptLost, envelopeError } from '../errors.js';
 import type { PoolClient, Queryable } from './pool.js';
 
 // Every statement on task rows and the task outbox. A task row is the single source of truth for
@@ -59,38 +59,11 @@ export interface IdempotencyKey {
   readonly digest: string;
 }
 
-/** The same Idempotency-Key with another body: 422, the first task is not answered for other data. */
-function idempotencyKeyReused(): ApiError {
-  return new ApiError('IdempotencyKeyReused', 'this Idempotency-Key was sent with another request body');
-}
-
 /** A task row with the digest of the body its Idempotency-Key came with. */
-type KeyedTaskRow = TaskRow & { request_digest: string | null };
+export type KeyedTaskRow = TaskRow & { request_digest: string | null };
 
-/** The task made for this key and body; IdempotencyKeyReused when the key came with another body. */
-function sameRequest(row: KeyedTaskRow, digest: string | undefined): TaskRow {
-  const { request_digest, ...task } = row;
-  if (digest !== undefined && request_digest !== null && request_digest !== digest)
-    throw idempotencyKeyReused();
-  return task;
-}
-
-/**
- * The task an earlier request with this Idempotency-Key created (undefined: none), checked before
- * anything that could refuse a new one (a client sending again must get its task, not a 429).
- */
-export async function findIdempotentTask(
-  db: Queryable,
-  project: string,
-  kind: TaskKind,
-  idempotency: IdempotencyKey | undefined,
-): Promise<TaskRow | undefined> {
-  if (!idempotency) return undefined;
-  const row = await findKeyedTask(db, project, kind, idempotency.key);
-  return row && sameRequest(row, idempotency.digest);
-}
-
-async function findKeyedTask(
+/** The project's task of this kind made for an Idempotency-Key, with its body's digest. */
+export async function findKeyedTask(
   db: Queryable,
   project: string,
   kind: TaskKind,
@@ -105,12 +78,23 @@ async function findKeyedTask(
 }
 
 /**
- * Records a new pending task and its message in the outbox, in one statement: a task can no longer
- * exist without a message on its way (the relay publishes the outbox). With an idempotency key
- * the project's kind has seen, nothing is written and that key's task is returned (or
- * IdempotencyKeyReused when it came with another body).
+ * Serializes the admission of the project's tasks of one kind until the transaction ends: two
+ * requests cannot both pass a limit that only one of them fits.
  */
-export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow> {
+export async function lockAdmission(client: PoolClient, project: string, kind: TaskKind): Promise<void> {
+  await client.query(`SELECT pg_advisory_xact_lock(hashtext('admission:' || current_schema() || $1 || $2))`, [
+    project,
+    kind,
+  ]);
+}
+
+/**
+ * Records a new pending task and its message in the outbox, in one statement: a task never exists
+ * without a message on its way (the relay publishes the outbox). With an idempotency key the
+ * project's kind has seen, nothing is written and that key's task is returned, with the digest of
+ * its body; undefined when neither happened.
+ */
+export async function insertTask(db: Queryable, task: NewTask): Promise<KeyedTaskRow | undefined> {
   const { rows } = await db.query<KeyedTaskRow>(
     `WITH task AS (
        INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key,
@@ -140,10 +124,9 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<TaskRow>
   // Two requests with one key at once: the second's insert waited for the first's and did nothing,
   // and its statement's snapshot, taken before the first committed, cannot see the first's row.
   // A statement of its own can.
-  const row =
-    rows[0] ?? (task.idempotency && (await findKeyedTask(db, task.project, task.kind, task.idempotency.key)));
-  if (!row) throw new ApiError('TaskNotRecorded', 'the task was neither recorded nor found');
-  return sameRequest(row, task.idempotency?.digest);
+  return (
+    rows[0] ?? (task.idempotency && (await findKeyedTask(db, task.project, task.kind, task.idempotency.key)))
+  );
 }
 
 /**

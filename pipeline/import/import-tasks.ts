@@ -1,7 +1,6 @@
 import { newTaskId } from '../../schemas/task-id.js';
 import { importMessage } from '../bus/task-message.js';
-import type { Queryable } from '../db/pool.js';
-import { type IdempotencyKey, insertTask, type RequestedBy, type TaskRow } from '../db/tasks.js';
+import type { IdempotencyKey, NewTask, RequestedBy } from '../db/tasks.js';
 import type { ImportTaskOptions } from './run-import.js';
 
 /** An import request to run as a task: its records' secret members already sealed. */
@@ -18,17 +17,17 @@ export interface SealedImport extends ImportTaskOptions {
 }
 
 /**
- * Creates a pending import task, and its message carrying the whole request (the task row keeps
- * its settings; the bus keeps the records, as the log of imports).
+ * The import task of a request, and its message carrying the whole request (the task row keeps
+ * its settings; the bus keeps the records, as the log of imports), for admitTask to record.
  */
-export async function createImportTask(db: Queryable, request: SealedImport): Promise<TaskRow> {
+export function importTask(request: SealedImport): NewTask {
   const id = newTaskId('import');
   const options: ImportTaskOptions = {
     identifier: request.identifier,
     upsert: request.upsert,
     ...(request.dry_run ? { dry_run: true } : {}),
   };
-  return insertTask(db, {
+  return {
     id,
     project: request.project,
     kind: 'import',
@@ -46,5 +45,5 @@ export async function createImportTask(db: Queryable, request: SealedImport): Pr
     ...(request.replayOf ? { replayOf: request.replayOf } : {}),
     ...(request.idempotency ? { idempotency: request.idempotency } : {}),
     ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
-  });
+  };
 }

@@ -11,7 +11,8 @@ import {
 } from '../db/import-replays.js';
 import type { Pool } from '../db/pool.js';
 import { withTransaction } from '../db/transaction.js';
-import { createImportTask } from '../import/import-tasks.js';
+import { importTask } from '../import/import-tasks.js';
+import { admitIn } from '../tasks/admit-task.js';
 
 /** What to replay: from a point of the import log, up to another (or its end when the replay starts). */
 export interface ReplayRequest {
@@ -140,16 +141,21 @@ export async function replayImports(
     const made = await withTransaction(pool, async (client) => {
       const position = await lockReplay(client, replayId);
       if (BigInt(message.offset) < BigInt(position[message.partition] ?? '0')) return undefined; // done before
-      const task = await createImportTask(client, {
-        project: target.project,
-        identifier: loggedRequest.identifier,
-        upsert,
-        ...(loggedRequest.dry_run ? { dry_run: true } : {}),
-        records: loggedRequest.records,
-        secrets: loggedRequest.secrets,
-        // The first import of the request: its users' ids derive from it (imported-user-id.ts).
-        replayOf: logged.replay_of ?? logged.task_id,
-      });
+      const task = await admitIn(
+        client,
+        importTask({
+          project: target.project,
+          identifier: loggedRequest.identifier,
+          upsert,
+          ...(loggedRequest.dry_run ? { dry_run: true } : {}),
+          records: loggedRequest.records,
+          secrets: loggedRequest.secrets,
+          // The first import of the request: its users' ids derive from it (imported-user-id.ts).
+          replayOf: logged.replay_of ?? logged.task_id,
+        }),
+        // A replay is an operator's, and bounded by its own range: no backlog limit.
+        { kind: 'import', pendingRecords: undefined },
+      );
       const next = (BigInt(message.offset) + 1n).toString();
       await advanceReplay(client, replayId, message.partition, next, loggedRequest.records.length);
       return task;

@@ -1,5 +1,5 @@
 import type { ExportConfig } from '../config.js';
-import { refundExport } from '../db/export-tasks.js';
+import { refundExport } from '../db/export-tokens.js';
 import type { Queryable } from '../db/pool.js';
 import { type FailedTask, failTask, type TaskAttempt } from '../db/tasks.js';
 import { ApiError } from '../errors.js';

@@ -162,7 +162,7 @@ async function exportOnce(
   const db = createPool({ connectionString: databaseUrl, schema: exportSchema(users), max: 2 });
   try {
     const id = newTaskId('export');
-    const task = await insertTask(db, {
+    await insertTask(db, {
       id,
       project: 'default',
       kind: 'export',
@@ -173,10 +173,10 @@ async function exportOnce(
     const startedAt = Date.now();
     const started = process.hrtime.bigint();
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
-    await bus.publish({ task_id: task.id, kind: 'export', body: exportMessage(id) });
+    await bus.publish({ task_id: id, kind: 'export', body: exportMessage(id) });
     const polling = new AbortController(); // a failed export must not leave the poll running
-    const firstBlock = firstBlockSeconds(blobs, `default-${task.id}`, elapsed, polling.signal);
-    const { fileName, completedAt } = await completion(db, task.id).finally(() => polling.abort());
+    const firstBlock = firstBlockSeconds(blobs, `default-${id}`, elapsed, polling.signal);
+    const { fileName, completedAt } = await completion(db, id).finally(() => polling.abort());
     const seconds = (completedAt.getTime() - startedAt) / 1000;
     // The first block cannot come after the end (the poll that bounds it may stop a little late).
     const result = {

@@ -37,6 +37,16 @@ describe('import admission: back-pressure and idempotency keys', () => {
     expect((await post({ identifier: 'email', records: records(1, 'd') })).statusCode).to.equal(200);
   });
 
+  it('admits requests sent at once one after the other: never two past the limit together', async () => {
+    await service.db().query(`UPDATE tasks SET progress_processed = progress_total WHERE kind = 'import'`);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, n) => post({ identifier: 'email', records: records(5, `at-once-${n}`) })),
+    );
+    // The first one admitted fills the backlog (5 of 5): every other one sees it, and is refused.
+    expect(answers.map((a) => a.statusCode).sort()).to.deep.equal([200, 429, 429, 429, 429, 429]);
+    await service.db().query(`UPDATE tasks SET progress_processed = progress_total WHERE kind = 'import'`);
+  });
+
   it('answers a request sent again with the same Idempotency-Key with the first task, creating no other', async () => {
     await service.db().query(`UPDATE tasks SET progress_processed = progress_total WHERE kind = 'import'`);
     const body = { identifier: 'email', records: records(1, 'e') };
