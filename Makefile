@@ -31,14 +31,14 @@ start: install
 	npx tsx api/main.ts --with-workers
 
 # The facade's V8 heap is capped: its live data is bounded (8 import bodies parsed at a time), and
-# without a cap V8 lets the heap grow lazily under the garbage of 500 KB bodies (1 GB under load).
+# without a cap V8 lets the heap grow lazily under the garbage of 500 KB bodies.
 API_HEAP_MB ?= 192
 
 api: build
 	node --enable-source-maps --max-old-space-size=$(API_HEAP_MB) dist/api/main.js
 
 # The workers' heap is capped too: an export holds a few hundred records at a time, and without a
-# cap V8 lets the heap grow with the garbage of the records it assembles (230 MB at 1M users).
+# cap V8 lets the heap grow with the garbage of the records it assembles.
 PIPELINE_HEAP_MB ?= 128
 
 pipeline: build

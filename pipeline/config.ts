@@ -39,7 +39,6 @@ export interface ProjectConfig {
   };
 }
 
-/** The whole configuration, read once at start, validated and frozen. */
 /** Where users(searchKeyword) is answered: ClickHouse when configured, else Postgres. */
 export interface SearchConfig {
   readonly clickhouse?: { readonly url: string; readonly database: string };
@@ -53,6 +52,7 @@ export interface KafkaTopicSettings {
   readonly minInsyncReplicas: number;
 }
 
+/** The whole configuration, read once at start, validated and frozen. */
 export interface ServiceConfig {
   readonly port: number;
   /** Absent: the embedded Postgres under `dataDir` is started. */
@@ -80,7 +80,7 @@ export interface ServiceConfig {
   readonly kafkaSecurity: KafkaSecurity;
   /** How the service's topics are made: partitions, replicas, min.insync.replicas. */
   readonly kafkaTopics: KafkaTopicSettings;
-  /** How long a completed task (its details, input and file) is kept: 24 h (decisions 8). */
+  /** How long a completed task (its details and file) is kept: 24 h (decisions 8). */
   readonly taskRetentionSeconds: number;
   /** How long the import log keeps each request (the reach of a replay). */
   readonly importLogRetentionSeconds: number;

@@ -12,6 +12,7 @@ import type { TaskKind } from '../../schemas/index.js';
 import { isTaskId } from '../../schemas/task-id.js';
 import type { KafkaSecurity } from '../config.js';
 import { classifyFault } from '../errors.js';
+import { whileWorking } from '../keep-alive.js';
 import type { Logger } from '../log.js';
 import type { ConsumerLag, ImportLog, LogOffsets, Subscription, TakenTask, TaskBus } from './bus.js';
 import { ensureKafkaTopic, type KafkaTopicSettings } from './kafka-topics.js';
@@ -244,7 +245,9 @@ export function kafkaBus(
               body: message.value?.toString() ?? '',
               again: message.headers?.[OFFERED_AGAIN] !== undefined,
             };
-            await beatingWhile(heartbeat, heartbeatIntervalMs, () => onMessage(logged));
+            // kafkajs beats only between messages: a reader that waits on its work (a replay
+            // creating a task, Postgres slow) must not be dropped from its group meanwhile.
+            await whileWorking(heartbeat, heartbeatIntervalMs, () => onMessage(logged));
           } catch (err) {
             finish(err);
             pause();
@@ -441,22 +444,4 @@ export function kafkaBus(
       await producer?.disconnect();
     },
   };
-}
-
-/**
- * Runs the work of one logged message while beating for its reader's consumer: kafkajs beats only
- * between messages, and a reader that waits on its work (a replay creating a task, Postgres slow)
- * must not be dropped from its group meanwhile.
- */
-async function beatingWhile<T>(
-  heartbeat: () => Promise<void>,
-  intervalMs: number,
-  work: () => Promise<T>,
-): Promise<T> {
-  const beating = setInterval(() => heartbeat().catch(() => {}), intervalMs); // a missed beat is retried
-  try {
-    return await work();
-  } finally {
-    clearInterval(beating);
-  }
 }

@@ -101,7 +101,7 @@ export function streamUserRows(client: PoolClient, settings: SnapshotSettings = 
 
 /**
  * Arrays of records (about a hundred users each) a stage may hold before it stops reading: enough
- * to keep every stage busy, few enough that the worker's memory stays flat (issue goal: 200 MB).
+ * to keep every stage busy, few enough that the worker's memory stays flat (the bench's peak RSS rows).
  */
 export const RECORD_ARRAYS_IN_FLIGHT = 2;
 

@@ -19,6 +19,7 @@ import {
 import type { Pool, PoolClient } from '../db/pool.js';
 import { withSnapshot } from '../db/transaction.js';
 import { AttemptLost, classifyFault, EngineError } from '../errors.js';
+import { keepBeating } from '../keep-alive.js';
 import type { Logger } from '../log.js';
 import { type TaskRun, WORKER } from '../tasks/run-task.js';
 import { TaskStop } from '../tasks/task-lease.js';
@@ -74,11 +75,10 @@ export async function coordinateParts(
     boundaries,
   });
   run.log.info({ parts }, 'export split into parts');
-  const progress = setInterval(() => {
-    partStates(deps.pool, file.blobName).then(
-      (states) => run.progress(states.reduce((sum, s) => sum + s.processed, 0)),
-      () => {}, // the next look tries again
-    );
+  // The users the parts have written so far are the export's progress; a missed look is retried.
+  const progress = keepBeating(async () => {
+    const states = await partStates(deps.pool, file.blobName);
+    run.progress(states.reduce((sum, s) => sum + s.processed, 0));
   }, PART_RENEW_MS);
   try {
     // Helpers are welcome, not needed: the coordinator writes every part nobody else takes.
@@ -91,7 +91,7 @@ export async function coordinateParts(
     // Parts were written by several workers: the whole file is digested once, read back.
     return await digestOf(await storage.read(file.blobName, run.signal));
   } finally {
-    clearInterval(progress);
+    progress.stop();
     await deleteParts(deps.pool, file.blobName).catch(() => {});
   }
 }
@@ -175,11 +175,10 @@ async function writePart(
   const lost = new AbortController();
   const signal = outer ? AbortSignal.any([outer, lost.signal]) : lost.signal;
   let processed = 0;
-  const renewal = setInterval(() => {
-    renewPart(deps.pool, part, processed, PART_LEASE_MS).then(
-      (ours) => ours || lost.abort(new AttemptLost('the part was taken over, or its export ended')),
-      () => {}, // a missed renewal is harmless; the work itself meets the outage
-    );
+  // A missed renewal is harmless; the work itself meets the outage.
+  const renewal = keepBeating(async () => {
+    if (!(await renewPart(deps.pool, part, processed, PART_LEASE_MS)))
+      lost.abort(new AttemptLost('the part was taken over, or its export ended'));
   }, PART_RENEW_MS);
   try {
     const blockIds = await withSnapshot(
@@ -215,7 +214,7 @@ async function writePart(
     await failPart(deps.pool, part, fault.code ?? 'unexpected').catch(() => {});
     return 'failed';
   } finally {
-    clearInterval(renewal);
+    renewal.stop();
   }
 }
 

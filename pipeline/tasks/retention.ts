@@ -5,8 +5,8 @@ import { deleteTasks, findTasksPastRetention } from '../db/tasks.js';
 import type { Logger } from '../log.js';
 
 /**
- * Deletes completed tasks past retention: an export's file first, then the task with its details
- * and stored input. A task whose file could not be deleted is kept for the next sweep (reads
+ * Deletes completed tasks past retention: an export's file first, then the task with its
+ * details. A task whose file could not be deleted is kept for the next sweep (reads
  * already refuse it), so no file outlives its task unnoticed. Returns the ids deleted.
  */
 export async function sweepExpiredTasks(

@@ -1,5 +1,6 @@
 import type { Pool } from '../db/pool.js';
 import { renewLease, type TaskAttempt } from '../db/tasks.js';
+import { keepBeating } from '../keep-alive.js';
 
 /** Why a task's work is told to stop. */
 export type StopReason =
@@ -56,16 +57,13 @@ export function keepLease(
   const onDrain = () => stop('draining');
   if (draining.aborted) onDrain();
   else draining.addEventListener('abort', onDrain, { once: true });
-  const timer = setInterval(() => {
+  const renewal = keepBeating(async () => {
     if (Date.now() > ownedUntil) stop('lost');
     const asked = Date.now();
-    renewLease(pool, attempt, leaseMs, processed).then(
-      (ours) => {
-        if (ours) ownedUntil = asked + leaseMs - STOP_BEFORE_LAPSE_MS;
-        else stop('ended');
-      },
-      () => {}, // a missed renewal is harmless until the lease runs out
-    );
+    // A missed renewal is harmless until the lease runs out.
+    if (await renewLease(pool, attempt, leaseMs, processed))
+      ownedUntil = asked + leaseMs - STOP_BEFORE_LAPSE_MS;
+    else stop('ended');
   }, RENEW_MS);
   return {
     signal: aborter.signal,
@@ -73,7 +71,7 @@ export function keepLease(
       processed = n;
     },
     stop() {
-      clearInterval(timer);
+      renewal.stop();
       draining.removeEventListener('abort', onDrain);
     },
   };

@@ -87,11 +87,13 @@ describe(`many machines: a three-broker cluster, two APIs, workers that come and
    * a minute at most (undefined: it did not).
    */
   async function wentOnAfter(since: number, moved: () => Promise<boolean>): Promise<number | undefined> {
-    while (Date.now() - since < 60_000) {
-      if (await moved()) return Date.now() - since;
-      await sleep(100);
-    }
-    return undefined;
+    const remaining = Math.max(0, 60_000 - (Date.now() - since)) / 1000;
+    return eventually(
+      async () => ((await moved()) ? Date.now() - since : undefined),
+      (ms) => ms !== undefined,
+      remaining,
+      100,
+    );
   }
 
   /** Whether a task attempt was claimed after `since` (among `tasks`, when given). */

@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskBus } from '../../pipeline/bus/bus.js';
 import { kafkaBus } from '../../pipeline/bus/kafka.js';
 import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import type { Logger } from '../../pipeline/log.js';
 import { type AdminClient, adminToken, type TestKeys } from './admin-api.js';
+import { eventually } from './eventually.js';
 import { TEST_KAFKA_TOPICS, testKafkaBrokers } from './kafka.js';
 
 /** The task bus of a test: real Kafka under its own topic prefix, or the Postgres queue. */
@@ -63,13 +63,11 @@ export function taskEndpoints(
       return endpoints.waitForCompletion(await endpoints.start(body));
     },
     async waitForCompletion(id) {
-      let last: Record<string, unknown> = {};
-      for (let attempt = 0; attempt < 600; attempt++) {
-        const { body } = await endpoints.status(id);
-        if (body.status === 'completed') return body;
-        last = body;
-        await sleep(50);
-      }
+      const last = await eventually(
+        async () => (await endpoints.status(id)).body,
+        (body) => body.status === 'completed',
+      );
+      if (last.status === 'completed') return last;
       const { details: _details, ...status } = last;
       throw new Error(`task ${id} did not complete: ${JSON.stringify(status)}`);
     },

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { TEST_SECRETS_KEY } from './admin-api.js';
 import { testDatabaseUrl } from './database.js';
+import { eventually } from './eventually.js';
 
 /**
  * Real `make pipeline` worker processes on a test schema, for tests that kill one. Each is
@@ -46,12 +46,12 @@ export async function taskProgress(db: Pool, id: string): Promise<{ processed: n
 
 /** Waits (60 s at most) until the task has saved some progress, and returns it. */
 export async function waitForProgress(db: Pool, id: string): Promise<{ processed: number; status: string }> {
-  let seen = await taskProgress(db, id);
-  for (let i = 0; i < 6000 && seen.processed === 0; i++) {
-    await sleep(10);
-    seen = await taskProgress(db, id);
-  }
-  return seen;
+  return eventually(
+    () => taskProgress(db, id),
+    (seen) => seen.processed > 0,
+    60,
+    10,
+  );
 }
 
 /** Starts a worker, SIGKILLs it once the task shows progress, and returns the progress it left. */
@@ -74,11 +74,11 @@ export async function runToCompletion(
   id: string,
 ): Promise<{ processed: number; status: string }> {
   const worker = start();
-  let end = await taskProgress(db, id);
-  for (let i = 0; i < 2000 && end.status !== 'completed'; i++) {
-    await sleep(50);
-    end = await taskProgress(db, id);
-  }
+  const end = await eventually(
+    () => taskProgress(db, id),
+    (progress) => progress.status === 'completed',
+    100,
+  );
   worker.kill('SIGTERM');
   return end;
 }

@@ -3,6 +3,7 @@ import { Agent, fetch } from 'undici';
 import { devAdminToken } from '../../../pipeline/development-keys.js';
 import { useApiProcess } from '../../support/api-process.js';
 import { useTestSchema } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
 
 /** The API's V8 heap cap in this test, as `make api` caps it. */
 const HEAP_MB = 192;
@@ -37,11 +38,16 @@ describe('the API under a hostile load', function () {
     expect(created.status).to.equal(200);
     const { id } = (await created.json()) as { id: string };
     const statusUrl = `${api().httpsUrl}/_api/admin/users/import/${id}`;
-    for (;;) {
-      const res = await fetch(`${statusUrl}?details=false`, { headers, dispatcher: tls });
-      if (((await res.json()) as { status: string }).status === 'completed') break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    const status = await eventually(
+      async () => {
+        const res = await fetch(`${statusUrl}?details=false`, { headers, dispatcher: tls });
+        return ((await res.json()) as { status: string }).status;
+      },
+      (s) => s === 'completed',
+      120,
+      200,
+    );
+    expect(status).to.equal('completed');
 
     let peak = 0;
     const sampler = setInterval(() => {
