@@ -176,6 +176,9 @@ const NETWORK_CODES = new Set([
   'ENOTFOUND',
   'UND_ERR_SOCKET',
   'UND_ERR_CONNECT_TIMEOUT',
+  // A request a client library gave up on (its own timeout). The service's own stops (a cancel, a
+  // lost lease, a drain) are told apart by their signals before any fault is classified.
+  'ABORT_ERR',
 ]);
 
 /** A lock not granted within lock_timeout: the holder (a host that vanished?) is gone later. */

@@ -92,5 +92,11 @@ describe('errors: the catalogue and engine faults', () => {
       expect(fault.code, code).to.equal(code);
     }
     expect(classifyFault(new AttemptLost('taken')).kind).to.equal('permanent');
+    // A client's own timeout (the blob store's SDK aborting a request) is a fault that may pass.
+    const aborted = Object.assign(new Error('The operation was aborted'), {
+      name: 'AbortError',
+      code: 'ABORT_ERR',
+    });
+    expect(classifyFault(aborted).kind).to.equal('transient');
   });
 });
