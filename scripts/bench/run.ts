@@ -33,7 +33,7 @@ const report = new BenchReport();
 async function section(name: string, measure: () => Promise<BenchRow[]>): Promise<void> {
   if (only !== undefined && only !== name) return;
   const waited = await waitUntilIdle(url as string);
-  if (waited > 0) log(`${name}: waited ${(waited / 1000).toFixed(1)} s for the database to be idle`);
+  if (waited >= 1000) log(`${name}: waited ${(waited / 1000).toFixed(1)} s for the database to be idle`);
   report.add(await measure());
 }
 
