@@ -5,7 +5,8 @@ import {
   GraphQLSchema,
   GraphQLString,
 } from 'graphql';
-import { createKeyed, type KeyedInput, type KeyedKind } from '../../pipeline/db/roles-groups.js';
+import { createKeyed, KEY_PATTERN, type KeyedInput, type KeyedKind } from '../../pipeline/db/roles-groups.js';
+import { ApiError } from '../../pipeline/errors.js';
 import type { GraphQLContext } from './context.js';
 import { GroupType, IdentityType, listOf, nonNull, RoleType } from './entity-types.js';
 import { GRAPHQL_LIMITS } from './limits.js';
@@ -83,11 +84,22 @@ function createKeyedField(kind: KeyedKind, type: typeof RoleType) {
     type: nonNull(payload),
     description: `Creates a ${kind} that imports can assign.`,
     args: { input: { type: nonNull(input) } },
-    resolve: async (_root: unknown, args: { input: KeyedInput }, { db }: GraphQLContext) => ({
-      [kind]: await createKeyed(db, kind, args.input),
-    }),
+    resolve: async (_root: unknown, args: { input: KeyedInput }, { db }: GraphQLContext) => {
+      const creation = await createKeyed(db, kind, args.input);
+      if ('created' in creation) return { [kind]: creation.created };
+      if (creation.refused === 'duplicate key')
+        throw new ApiError(DUPLICATE_KEY[kind], `duplicate ${kind} key`, { key: args.input.key });
+      throw new ApiError('ValidationFailed', `invalid ${kind} key`, {
+        causes: [{ location: '/key', kind: 'pattern', details: { pattern: KEY_PATTERN.source } }],
+      });
+    },
   };
 }
+
+const DUPLICATE_KEY: Record<KeyedKind, 'RoleDuplicateKey' | 'GroupDuplicateKey'> = {
+  role: 'RoleDuplicateKey',
+  group: 'GroupDuplicateKey',
+};
 
 const Mutation = new GraphQLObjectType<unknown, GraphQLContext>({
   name: 'Mutation',

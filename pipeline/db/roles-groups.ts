@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
+import { sqlState, UNIQUE_VIOLATION } from '../errors.js';
 import type { KeyedRecord } from './lookup-records.js';
 import type { Queryable } from './pool.js';
 
-/** Roles and groups share their shape; only the table and the error vocabulary differ. */
+/** Roles and groups share their shape; only the table differs. */
 export type KeyedKind = 'role' | 'group';
 
 const TABLE: Record<KeyedKind, string> = { role: 'roles', group: 'groups' };
-const DUPLICATE_KEY: Record<KeyedKind, 'RoleDuplicateKey' | 'GroupDuplicateKey'> = {
-  role: 'RoleDuplicateKey',
-  group: 'GroupDuplicateKey',
-};
 
 /** Keys as Authgear accepts them: a letter or `_`, then letters, digits, `:` or `_`; at most 40. */
-const KEY_PATTERN = /^[a-zA-Z_][a-zA-Z0-9:_]{0,39}$/;
+export const KEY_PATTERN = /^[a-zA-Z_][a-zA-Z0-9:_]{0,39}$/;
 
 /** What a role or a group is created with (Authgear's CreateRoleInput and CreateGroupInput). */
 export interface KeyedInput {
@@ -24,27 +20,26 @@ export interface KeyedInput {
 
 const KEYED_COLUMNS = 'id, key, name, description, created_at, updated_at';
 
-/** Creates a role or a group; a key that is malformed or taken is an Invalid error. */
+/** A role or group created, or why not: a key not of KEY_PATTERN, or one another holds. */
+export type KeyedCreation =
+  | { readonly created: KeyedRecord }
+  | { readonly refused: 'malformed key' | 'duplicate key' };
+
+/** Creates a role or a group. */
 export async function createKeyed(
   db: Queryable,
   kind: KeyedKind,
   { key, name = null, description = null }: KeyedInput,
-): Promise<KeyedRecord> {
-  if (!KEY_PATTERN.test(key)) {
-    throw new ApiError('ValidationFailed', `invalid ${kind} key`, {
-      causes: [{ location: '/key', kind: 'pattern', details: { pattern: KEY_PATTERN.source } }],
-    });
-  }
+): Promise<KeyedCreation> {
+  if (!KEY_PATTERN.test(key)) return { refused: 'malformed key' };
   try {
     const { rows } = await db.query<KeyedRecord>(
       `INSERT INTO ${TABLE[kind]} (id, key, name, description) VALUES ($1, $2, $3, $4) RETURNING ${KEYED_COLUMNS}`,
       [randomUUID(), key, name, description],
     );
-    return rows[0] as KeyedRecord;
+    return { created: rows[0] as KeyedRecord };
   } catch (err) {
-    if (sqlState(err) === UNIQUE_VIOLATION) {
-      throw new ApiError(DUPLICATE_KEY[kind], `duplicate ${kind} key`, { key }, { cause: err });
-    }
+    if (sqlState(err) === UNIQUE_VIOLATION) return { refused: 'duplicate key' };
     throw err;
   }
 }
