@@ -3,6 +3,13 @@ import pg from 'pg';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 
+/** The connection string of the test database with `schema` as its search path (for a service). */
+export function schemaUrl(schema: string): string {
+  const url = new URL(testDatabaseUrl());
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
+
 /** The real Postgres started by `make test`. */
 export function testDatabaseUrl(): string {
   const url = process.env.TEST_DATABASE_URL;

@@ -1,23 +1,11 @@
 import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
-import type { TaskBus } from '../../pipeline/bus/bus.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
-import { openSearchIndex, type SearchIndex, startSearchFeed } from '../../pipeline/search/search-index.js';
-import { startTaskUpkeep, type TaskUpkeep } from '../../pipeline/tasks/task-upkeep.js';
-import { pipelineWorkers, type Workers, workerConnections } from '../../pipeline/workers.js';
-import { DEFAULT_WORKER_CONCURRENCY } from '../../schemas/config.schema.js';
-import {
-  type AdminClient,
-  adminClient,
-  makeTestKeys,
-  TEST_SECRETS,
-  type TestKeys,
-  testConfig,
-} from './admin-api.js';
-import { TEST_CONNECTIONS, useTestSchema } from './database.js';
+import { startPipelineParts } from '../../pipeline/service-parts.js';
+import { type AdminClient, adminClient, makeTestKeys, type TestKeys, testConfig } from './admin-api.js';
+import { schemaUrl, useTestSchema } from './database.js';
 import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
-import { testBus } from './task-endpoints.js';
 
 /** The parts of one describe block's service: schema, config, facade, bus, upkeep and workers. */
 export interface TaskService {
@@ -39,9 +27,10 @@ export interface TaskServiceOptions {
 }
 
 /**
- * Sets up, for the calling describe block, a schema, a bus on the given transport (Kafka under a
- * topic prefix of its own), the task upkeep, the workers and the facade, as a service process
- * does; all stopped after the block.
+ * Sets up, for the calling describe block, a schema and a service on it started as a service
+ * process starts one (startPipelineParts): the database, the export storage, the bus on the given
+ * transport (Kafka under a topic prefix of its own), the task upkeep, the search index and the
+ * workers, with the facade in front; all stopped, in reverse, after the block.
  */
 export function useTaskService(
   transport: 'kafka' | 'postgres',
@@ -51,32 +40,24 @@ export function useTaskService(
   let config: ServiceConfig | undefined;
   let client: AdminClient | undefined;
   let blobs: BlobStorage | undefined;
-  let bus: TaskBus | undefined;
-  let upkeep: TaskUpkeep | undefined;
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const parts: { name: string; stop: () => Promise<void> }[] = [];
 
   // Registered before the schema's own hooks, so that it runs first: nothing may still query the
   // schema when it is dropped.
-  let index: SearchIndex | undefined;
-  let feed: { stop(): Promise<void> } | undefined;
-  let workers: Workers | undefined;
-  after(async () => {
-    await feed?.stop();
-    await workers?.stop();
-    await index?.close();
-    await upkeep?.stop();
-    await bus?.close();
+  after(async function () {
+    this.timeout(60_000);
+    for (const part of parts.reverse()) await part.stop();
   });
-  // One pool for the facade, the upkeep and the workers, as in a service process.
-  const concurrency = Number(options.settings?.worker_concurrency ?? DEFAULT_WORKER_CONCURRENCY);
-  const workerPool = options.workers === false ? 0 : workerConnections(concurrency);
-  const db = useTestSchema(TEST_CONNECTIONS + workerPool);
+  const db = useTestSchema();
 
   before(async function () {
     this.timeout(60_000);
     keys = await makeTestKeys();
     const prefix = uniqueTopicPrefix();
     config = testConfig(keys, options.project ?? {}, {
+      database_url: schemaUrl(db.schema),
+      migrate_on_start: false,
       ...(transport === 'kafka'
         ? {
             kafka_brokers: testKafkaBrokers().join(','),
@@ -91,17 +72,10 @@ export function useTaskService(
     const storage = config.export.blobStorage;
     blobs =
       config.export.enabled && storage ? await BlobStorage.open(storage, config.export.container) : undefined;
-    bus = testBus(transport, config.kafkaTopicPrefix, db(), log);
-    upkeep = startTaskUpkeep(db(), bus, blobs, config, log);
-    if (options.workers !== false) {
-      workers = pipelineWorkers({ config, pool: db(), bus, blobs, secrets: TEST_SECRETS, log });
-      await workers.start();
-    }
-    index = openSearchIndex(config, db());
-    if (index.store && options.workers !== false) feed = startSearchFeed(config, db(), index.store, log);
-    const started = upkeep;
-    const search = index.search;
-    client = adminClient(config, db, keys, started.wake, () => blobs, search);
+    const service = await startPipelineParts(config, log, (name, stop) => parts.push({ name, stop }), {
+      workers: options.workers !== false,
+    });
+    client = adminClient(config, db, keys, service.upkeep.wake, () => blobs, service.search);
   });
   const must = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the service is not ready yet');
