@@ -7,6 +7,7 @@ import { withTransaction } from '../db/transaction.js';
 import { dropUserChanges, takeUserChanges, type UserChange } from '../db/user-changes.js';
 import type { Logger } from '../log.js';
 import { searchLag } from '../operator/metrics.js';
+import { startRelayLoop } from '../relay-loop.js';
 import { chString, chStrings } from './clickhouse-sql.js';
 import { searchRow } from './search-rows.js';
 import { LIVE_TABLE, REINDEX_TABLE, type SearchStore } from './search-store.js';
@@ -49,8 +50,6 @@ export async function ensureUserChangesTopic(
 export function startUserChangeRelay(pool: Pool, kafka: Kafka, prefix: string, log: Logger): Stoppable {
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   const topic = userChangesTopic(prefix);
-  let stopped = false;
-  let wake: (() => void) | undefined;
   let connected = false;
 
   const relayOnce = () =>
@@ -68,29 +67,17 @@ export function startUserChangeRelay(pool: Pool, kafka: Kafka, prefix: string, l
       return changes.length;
     });
 
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        if (!connected) {
-          await producer.connect();
-          connected = true;
-        }
-        while (!stopped && (await relayOnce()) === RELAY_BATCH) {}
-      } catch (err) {
-        log.warn({ err }, 'user change relay: will retry');
-      }
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, RELAY_INTERVAL_MS).unref();
-      });
+  const loop = startRelayLoop('user change relay', RELAY_INTERVAL_MS, log, async () => {
+    if (!connected) {
+      await producer.connect();
+      connected = true;
     }
-  })();
+    return (await relayOnce()) === RELAY_BATCH;
+  });
 
   return {
     async stop() {
-      stopped = true;
-      wake?.();
-      await loop;
+      await loop.stop();
       await producer.disconnect().catch(() => {});
     },
   };

@@ -5,8 +5,8 @@ import type { Pool } from '../db/pool.js';
 import { sweepQueueLog } from '../db/task-queue.js';
 import { failAbandonedTasks, offerLapsedTasks, takeOutboxMessages } from '../db/tasks.js';
 import { withTransaction } from '../db/transaction.js';
-import { classifyFault } from '../errors.js';
 import type { Logger } from '../log.js';
+import { startRelayLoop } from '../relay-loop.js';
 import { deleteAbandonedExportFiles, deleteUnnamedExportFiles, sweepExpiredTasks } from './retention.js';
 import { refundFailedTasks, TASK_ENDINGS } from './task-failure.js';
 
@@ -43,10 +43,6 @@ export function startTaskUpkeep(
   config: ServiceConfig,
   log: Logger,
 ): TaskUpkeep {
-  let stopped = false;
-  let wakeUp: (() => void) | undefined;
-  let wokenDuringRound = false;
-  let relayed = 0;
   const due = { abandoned: 0, retention: 0 };
 
   async function relay(): Promise<number> {
@@ -70,7 +66,8 @@ export function startTaskUpkeep(
     await refundFailedTasks(pool, config.export, failed);
   }
 
-  async function round(): Promise<void> {
+  /** One round of the upkeep; true when the relay left messages waiting (a full batch). */
+  async function round(): Promise<boolean> {
     const now = Date.now();
     // Lapsed leases first: a task offered again goes out with this round's relay.
     if (now >= due.abandoned) {
@@ -79,7 +76,7 @@ export function startTaskUpkeep(
       const files = blobs ? await deleteAbandonedExportFiles(pool, blobs) : [];
       if (files.length > 0) log.info({ files }, 'files of abandoned export attempts deleted');
     }
-    relayed = await relay();
+    const relayed = await relay();
     if (now >= due.retention) {
       due.retention = now + Math.min(RETENTION_EVERY_MS, config.taskRetentionSeconds * 1000);
       const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);
@@ -89,40 +86,9 @@ export function startTaskUpkeep(
       const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);
       if (logged > 0) log.info({ messages: logged }, 'processed queue messages past their keep deleted');
     }
+    return relayed === OUTBOX_BATCH;
   }
 
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        wokenDuringRound = false;
-        await round();
-      } catch (err) {
-        // A dependency that is down: the next round tries again.
-        log.warn({ err, fault: classifyFault(err) }, 'task upkeep round failed');
-        relayed = 0;
-      }
-      // A wake-up that came during the round (a task created meanwhile) means another round now.
-      if (stopped || relayed === OUTBOX_BATCH || wokenDuringRound) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, RELAY_EVERY_MS);
-        wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wakeUp = undefined;
-    }
-  })();
-
-  return {
-    wake: () => {
-      if (wakeUp) wakeUp();
-      else wokenDuringRound = true;
-    },
-    async stop() {
-      stopped = true;
-      wakeUp?.();
-      await loop;
-    },
-  };
+  const loop = startRelayLoop('task upkeep round', RELAY_EVERY_MS, log, round);
+  return { wake: loop.wake, stop: loop.stop };
 }
