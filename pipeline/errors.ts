@@ -93,6 +93,8 @@ export const ENGINE_FAULTS = {
   RecordIdentifierMissing: { transient: false },
   /** Blob storage configured without the account key that signs download URLs. */
   BlobSigningKeyMissing: { transient: false },
+  /** A task row's stored settings that do not pass their schema (schemas/task-options.schema.ts). */
+  TaskOptionsInvalid: { transient: false },
   /** An embedded Postgres that did not start. */
   EmbeddedPostgresFailed: { transient: false },
 } as const satisfies Record<string, { readonly transient: boolean }>;

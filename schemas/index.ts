@@ -6,6 +6,7 @@ import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema, passwordTypes } from './import-record.schema.js';
 import { type ImportOutcome, importOutcomes, importRequestSchema } from './import-request.schema.js';
 import { taskMessageSchema } from './task-message.schema.js';
+import { exportTaskOptionsSchema, importTaskOptionsSchema } from './task-options.schema.js';
 
 export {
   configSchema,
@@ -30,6 +31,10 @@ export type ImportIdentifier = ImportRequest['identifier'];
 /** An import record that passed its schema. */
 export type ImportRecord = FromSchema<typeof importRecordSchema>;
 export type PasswordType = (typeof passwordTypes)[number];
+/** The settings an export task row keeps. */
+export type ExportTaskOptions = FromSchema<typeof exportTaskOptionsSchema>;
+/** The settings an import task row keeps. */
+export type ImportTaskOptions = FromSchema<typeof importTaskOptionsSchema>;
 
 /** One place-value pair of a schema failure, as docs/decisions.md names them: location, kind, details. */
 export interface SchemaCause {
@@ -90,3 +95,9 @@ export function importRecordValidator(identifier: ImportIdentifier): ValidateFun
   }
   return validate;
 }
+
+/** Validates the settings an export task row keeps, as its worker reads them back. */
+export const validateExportTaskOptions = contractAjv.compile<ExportTaskOptions>(exportTaskOptionsSchema);
+
+/** Validates the settings an import task row keeps, as its worker reads them back. */
+export const validateImportTaskOptions = contractAjv.compile<ImportTaskOptions>(importTaskOptionsSchema);

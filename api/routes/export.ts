@@ -5,10 +5,9 @@ import { exportMessage } from '../../pipeline/bus/task-message.js';
 import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
-import type { ExportTaskOptions } from '../../pipeline/export/write-records.js';
 import { admitTask } from '../../pipeline/tasks/admit-task.js';
 import { failAndRefund, TASK_ENDINGS } from '../../pipeline/tasks/task-failure.js';
-import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
+import { type ExportTaskOptions, schemaCauses, validateExportRequest } from '../../schemas/index.js';
 import { isTaskId, newTaskId } from '../../schemas/task-id.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
@@ -79,9 +78,9 @@ export function exportRoutes({ config, pool, blobs, taskCreated, admin }: TaskRo
     }
     const options: ExportTaskOptions = {
       format: request.format,
-      ...(request.include_password_hashes === true ? { includePasswordHashes: true } : {}),
+      ...(request.include_password_hashes === true ? { include_password_hashes: true } : {}),
       fields,
-      escapeFormulas: request.csv?.escape_formulas === true,
+      escape_formulas: request.csv?.escape_formulas === true,
       ...(request.compression ? { compression: request.compression } : {}),
       filters: {
         ...(request.created_after ? { created_after: request.created_after } : {}),

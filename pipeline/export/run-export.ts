@@ -1,3 +1,4 @@
+import type { ExportTaskOptions } from '../../schemas/index.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
 import { recordExportBlob } from '../db/export-blobs.js';
@@ -5,11 +6,12 @@ import { completeExport, setProgressTotal } from '../db/tasks.js';
 import { withSnapshot } from '../db/transaction.js';
 import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
+import { exportTaskOptions } from '../tasks/task-options.js';
 import { attemptBlobName, type ExportFileNames, exportFileHeaders, exportFileName } from './export-file.js';
 import { prepareSnapshot } from './export-records.js';
 import type { FileDigest } from './file-digest.js';
 import { coordinateParts, type ExportDependencies } from './split-export.js';
-import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-records.js';
+import { snapshotSettings, writeRecords } from './write-records.js';
 
 /**
  * Runs an export task: one block blob written from one snapshot, then the task is completed with
@@ -19,7 +21,7 @@ import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-
  */
 export async function runExport(deps: ExportDependencies, run: TaskRun): Promise<void> {
   const storage = requireExportStorage(deps.blobs);
-  const options = run.task.options as unknown as ExportTaskOptions;
+  const options = exportTaskOptions(run.task.options);
   const fileName = exportFileName(
     run.task.project_id,
     run.task.id,

@@ -1,3 +1,4 @@
+import type { ExportTaskOptions } from '../../schemas/index.js';
 import type { BlobHeaders, BlobStorage } from '../blob/blob-storage.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { TakenTask, TaskBus } from '../bus/bus.js';
@@ -23,9 +24,10 @@ import { keepBeating } from '../keep-alive.js';
 import type { Logger } from '../log.js';
 import { type TaskRun, WORKER } from '../tasks/run-task.js';
 import { TaskStop } from '../tasks/task-lease.js';
+import { exportTaskOptions } from '../tasks/task-options.js';
 import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './export-records.js';
 import { digestOf, type FileDigest } from './file-digest.js';
-import { type ExportTaskOptions, snapshotSettings, writeRecords } from './write-records.js';
+import { snapshotSettings, writeRecords } from './write-records.js';
 
 // A split export: the worker that took the task (the coordinator) holds the snapshot, cuts the
 // users into ranges and publishes a message per part; any worker of the consumer group (the
@@ -103,7 +105,7 @@ async function workUntilStaged(
   run: TaskRun,
   blobName: string,
 ): Promise<string[]> {
-  const options = run.task.options as unknown as ExportTaskOptions;
+  const options = exportTaskOptions(run.task.options);
   for (;;) {
     run.signal.throwIfAborted();
     const claimed = await claimPart(deps.pool, {
@@ -148,7 +150,7 @@ export async function takeExportPart(
     return undefined;
   }
   const started = Date.now();
-  const options = claimed.options as unknown as ExportTaskOptions;
+  const options = exportTaskOptions(claimed.options);
   const finished = writePart(deps, storage, claimed, options, draining).then((outcome) => {
     log.info(
       { task_id: claimed.task_id, part, attempt: claimed.attempt, outcome, ms: Date.now() - started },

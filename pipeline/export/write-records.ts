@@ -1,44 +1,27 @@
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import type { ExportFormat } from '../../schemas/index.js';
+import type { ExportTaskOptions } from '../../schemas/index.js';
 import type { PoolClient } from '../db/pool.js';
 import type { UserRecord } from './assemble-records.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
-import type { ExportCompression } from './export-file.js';
 import {
   assembleRecords,
-  type ExportFilters,
   RECORD_ARRAYS_IN_FLIGHT,
   type SnapshotSettings,
   streamUserRows,
   TIME_POINTERS,
 } from './export-records.js';
 import { DigestingStream, type FileDigest } from './file-digest.js';
-import type { ExportField } from './pointers.js';
 import { projectPointers } from './project-pointers.js';
-
-/**
- * What POST stored beside the task: the format, for CSV the resolved columns and whether formulas
- * are escaped, the compression and the filters.
- */
-export interface ExportTaskOptions {
-  readonly format: ExportFormat;
-  readonly fields: readonly ExportField[];
-  readonly escapeFormulas?: boolean;
-  readonly compression?: ExportCompression;
-  readonly filters?: ExportFilters;
-  /** ndjson records carry `password` and `mfa.password` (the project allows it). */
-  readonly includePasswordHashes?: boolean;
-}
 
 /** Which users the export's records statement reads, and what their records carry. */
 export function snapshotSettings(options: ExportTaskOptions): SnapshotSettings {
   return {
     filters: options.filters,
     times: options.fields.some((f) => TIME_POINTERS.includes(f.pointer)),
-    passwordHashes: options.includePasswordHashes === true,
+    passwordHashes: options.include_password_hashes === true,
   };
 }
 
@@ -78,7 +61,7 @@ export async function writeRecords<T>(
           projectPointers(options.fields),
           encodeCsv(
             options.fields.map((f) => f.field_name),
-            { escapeFormulas: options.escapeFormulas === true, withHeader: writing.header },
+            { escapeFormulas: options.escape_formulas === true, withHeader: writing.header },
           ),
         ]
       : [encodeNdjson()];

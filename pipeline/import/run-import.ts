@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ImportIdentifier } from '../../schemas/index.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { completeImport } from '../db/tasks.js';
 import type { TaskRun } from '../tasks/run-task.js';
+import { importTaskOptions } from '../tasks/task-options.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { type ApplyTarget, applyBatch, committedTarget } from './apply-batch.js';
 import { batchRecords } from './batch-records.js';
@@ -14,14 +14,6 @@ import { importedUserIds } from './imported-user-id.js';
 import { recordStages } from './parse-records.js';
 import type { PreparedRecord } from './validate-record.js';
 import { markRepeatedIdentifiers, recordValidator, validateRecords } from './validate-record.js';
-
-/** The request members other than the records, kept in the task row (and in its message). */
-export interface ImportTaskOptions {
-  readonly identifier: ImportIdentifier;
-  readonly upsert: boolean;
-  /** Validate and plan the records against the current data, write nothing (`dry-run.ts`). */
-  readonly dry_run?: boolean;
-}
 
 /**
  * Runs (or resumes) an import task: the records of its message (secrets opened) -> validation ->
@@ -36,7 +28,7 @@ export async function runImport(
   message: string,
   { task, signal, leaseMs }: TaskRun,
 ): Promise<void> {
-  const stored = task.options as unknown as ImportTaskOptions;
+  const stored = importTaskOptions(task.options);
   const options: ImportOptions = {
     identifier: stored.identifier,
     upsert: stored.upsert,

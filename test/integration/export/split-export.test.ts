@@ -10,11 +10,8 @@ import type { Pool } from '../../../pipeline/db/pool.js';
 import { withSnapshot } from '../../../pipeline/db/transaction.js';
 import { prepareSnapshot } from '../../../pipeline/export/export-records.js';
 import { exportFields } from '../../../pipeline/export/pointers.js';
-import {
-  type ExportTaskOptions,
-  snapshotSettings,
-  writeRecords,
-} from '../../../pipeline/export/write-records.js';
+import { snapshotSettings, writeRecords } from '../../../pipeline/export/write-records.js';
+import type { ExportTaskOptions } from '../../../schemas/index.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';

@@ -1,0 +1,49 @@
+import { exportRequestSchema } from './export-request.schema.js';
+import { importRequestSchema } from './import-request.schema.js';
+
+// The settings a task row keeps (`tasks.options`), written when the task is accepted and read back
+// through these schemas by the worker that runs it. Their members are named as the request's are.
+
+const { format, compression, created_after, updated_since, disabled } = exportRequestSchema.properties;
+
+/** An export task's settings: its format, its columns (names derived), filters and options. */
+export const exportTaskOptionsSchema = {
+  $id: 'export-task-options',
+  type: 'object',
+  additionalProperties: false,
+  required: ['format', 'fields'],
+  properties: {
+    format,
+    compression,
+    /** CSV columns in order, each with its name (ndjson: none). */
+    fields: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['pointer', 'field_name'],
+        properties: { pointer: { type: 'string' }, field_name: { type: 'string' } },
+      },
+    },
+    escape_formulas: { type: 'boolean' },
+    include_password_hashes: { type: 'boolean' },
+    filters: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { created_after, updated_since, disabled },
+    },
+  },
+} as const;
+
+/** An import task's settings (its records travel in its message). */
+export const importTaskOptionsSchema = {
+  $id: 'import-task-options',
+  type: 'object',
+  additionalProperties: false,
+  required: ['identifier', 'upsert'],
+  properties: {
+    identifier: importRequestSchema.properties.identifier,
+    upsert: { type: 'boolean' },
+    dry_run: { type: 'boolean' },
+  },
+} as const;
