@@ -165,8 +165,8 @@ const DATA_SQLSTATE_CLASSES = new Set([
   '54', // program limit exceeded: a value too large for its index
 ]);
 
-/** Node's codes of a network connection that failed or broke. */
-const NETWORK_CODES = new Set([
+/** Codes of a connection that failed or broke, or of a request its client gave up on. */
+const UNREACHED_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ECONNABORTED',
@@ -236,7 +236,7 @@ export function classifyFault(err: unknown): Fault {
       ? { kind: 'transient', dependency: 'task bus', code: e.name }
       : { kind: 'permanent', code: e.name };
   }
-  if (typeof e?.code === 'string' && NETWORK_CODES.has(e.code)) {
+  if (typeof e?.code === 'string' && UNREACHED_CODES.has(e.code)) {
     return { kind: 'transient', dependency: undefined, code: e.code };
   }
   return typeof e?.code === 'string'

@@ -10,7 +10,7 @@ const base64 = {
 } as const;
 
 /** Tasks of one kind a worker process runs at once, unless WORKER_CONCURRENCY says otherwise. */
-export const DEFAULT_WORKER_CONCURRENCY = 2;
+const DEFAULT_WORKER_CONCURRENCY = 2;
 
 export const configSchema = {
   $id: 'config',

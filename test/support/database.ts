@@ -18,7 +18,7 @@ export function testDatabaseUrl(): string {
 }
 
 /** Connections of a test's own pool: its queries, and a facade without workers. */
-export const TEST_CONNECTIONS = 4;
+const TEST_CONNECTIONS = 4;
 
 /**
  * A migrated schema of its own for the calling `describe` block, dropped afterwards, so test files
