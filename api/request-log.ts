@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import type { RequestedBy } from '../pipeline/db/tasks.js';
+import type { RequestedBy } from '../pipeline/db/tasks/admission.js';
 import type { Logger } from '../pipeline/log.js';
 import { httpDuration } from '../pipeline/operator/metrics.js';
 

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { requireExportStorage } from '../../pipeline/blob/open-blob-storage.js';
 import { exportMessage } from '../../pipeline/bus/task-message.js';
-import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
+import { findTask, type TaskRow } from '../../pipeline/db/tasks/task-rows.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { exportFields, nonUniqueFieldNames } from '../../pipeline/export/pointers.js';
 import { admitTask } from '../../pipeline/tasks/admit-task.js';

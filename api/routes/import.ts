@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { findTask, type TaskRow } from '../../pipeline/db/tasks.js';
+import { findTask, type TaskRow } from '../../pipeline/db/tasks/task-rows.js';
 import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import { type DetailsPage, findImportDetails } from '../../pipeline/import/import-details.js';

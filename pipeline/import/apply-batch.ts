@@ -1,6 +1,7 @@
 import { copyRows } from '../db/copy-rows.js';
 import type { Pool, PoolClient } from '../db/pool.js';
-import { lockImportProgress, saveImportProgress, type TaskAttempt } from '../db/tasks.js';
+import type { TaskAttempt } from '../db/tasks/leases.js';
+import { lockImportProgress, saveImportProgress } from '../db/tasks/progress.js';
 import { withTransaction } from '../db/transaction.js';
 import { recordUserChanges } from '../db/user-changes.js';
 import { ApiError, classifyFault, envelopeError, sqlState, UNIQUE_VIOLATION } from '../errors.js';

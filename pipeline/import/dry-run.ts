@@ -1,5 +1,6 @@
 import type { Pool } from '../db/pool.js';
-import { holdDryRun, type TaskAttempt } from '../db/tasks.js';
+import type { TaskAttempt } from '../db/tasks/leases.js';
+import { holdDryRun } from '../db/tasks/progress.js';
 import { withSavepoint, withTransaction } from '../db/transaction.js';
 import { type ApplyTarget, saveDetails } from './apply-batch.js';
 import type { ImportDetail } from './import-batch.js';

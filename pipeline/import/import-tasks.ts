@@ -1,7 +1,7 @@
 import type { ImportTaskOptions } from '../../schemas/index.js';
 import { newTaskId } from '../../schemas/task-id.js';
 import { importMessage } from '../bus/task-message.js';
-import type { IdempotencyKey, NewTask, RequestedBy } from '../db/tasks.js';
+import type { IdempotencyKey, NewTask, RequestedBy } from '../db/tasks/admission.js';
 
 /** An import request to run as a task: its records' secret members already sealed. */
 export interface SealedImport extends ImportTaskOptions {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
-import { completeImport } from '../db/tasks.js';
+import { completeImport } from '../db/tasks/endings.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { importTaskOptions } from '../tasks/task-options.js';
 import type { SecretBox } from '../tasks/task-secrets.js';

@@ -2,7 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { TaskKind } from '../../schemas/index.js';
 import type { TaskBus } from '../bus/bus.js';
 import type { Queryable } from '../db/pool.js';
-import { countTasksByState } from '../db/tasks.js';
+import { countTasksByState } from '../db/tasks/task-rows.js';
 
 /**
  * The process's metrics in the Prometheus format (`/metrics`): what the API and the workers do,

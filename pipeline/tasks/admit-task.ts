@@ -9,8 +9,8 @@ import {
   type KeyedTaskRow,
   lockAdmission,
   type NewTask,
-  type TaskRow,
-} from '../db/tasks.js';
+} from '../db/tasks/admission.js';
+import type { TaskRow } from '../db/tasks/task-rows.js';
 import { withTransaction } from '../db/transaction.js';
 import { ApiError } from '../errors.js';
 

@@ -1,7 +1,7 @@
 import type { BlobStorage } from '../blob/blob-storage.js';
 import { findAbandonedExportBlobs, forgetExportBlobs, unnamedBlobs } from '../db/export-blobs.js';
 import type { Pool } from '../db/pool.js';
-import { deleteTasks, findTasksPastRetention } from '../db/tasks.js';
+import { deleteTasks, findTasksPastRetention } from '../db/tasks/retention.js';
 import type { Logger } from '../log.js';
 
 /**

@@ -4,7 +4,7 @@ import type { TaskKind } from '../../schemas/index.js';
 import type { TakenTask } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
-import { type ClaimedTask, claimTask, releaseTask } from '../db/tasks.js';
+import { type ClaimedTask, claimTask, releaseTask } from '../db/tasks/leases.js';
 import { ApiError, AttemptLost, classifyFault, EngineError, type Fault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { failAndRefund, TASK_ENDINGS } from './task-failure.js';

@@ -1,7 +1,8 @@
 import type { ExportConfig } from '../config.js';
 import { refundExport } from '../db/export-tokens.js';
 import type { Queryable } from '../db/pool.js';
-import { type FailedTask, failTask, type TaskAttempt } from '../db/tasks.js';
+import { type FailedTask, failTask } from '../db/tasks/endings.js';
+import type { TaskAttempt } from '../db/tasks/leases.js';
 import { ApiError } from '../errors.js';
 
 /** Why a task ended without finishing, beyond an error of its own work (docs/decisions.md, Tasks). */

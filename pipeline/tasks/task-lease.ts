@@ -1,5 +1,5 @@
 import type { Pool } from '../db/pool.js';
-import { renewLease, type TaskAttempt } from '../db/tasks.js';
+import { renewLease, type TaskAttempt } from '../db/tasks/leases.js';
 import { keepBeating } from '../keep-alive.js';
 
 /** Why a task's work is told to stop. */

@@ -7,7 +7,7 @@ import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { kafkaBus } from '../../pipeline/bus/kafka.js';
 import { exportMessage } from '../../pipeline/bus/task-message.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
-import { insertTask } from '../../pipeline/db/tasks.js';
+import { insertTask } from '../../pipeline/db/tasks/admission.js';
 import { prepareSnapshot, streamUserRows } from '../../pipeline/export/export-records.js';
 import { exportFields } from '../../pipeline/export/pointers.js';
 import { createLogger } from '../../pipeline/log.js';

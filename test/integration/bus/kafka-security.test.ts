@@ -7,7 +7,7 @@ import type { BusMessage } from '../../../pipeline/bus/bus.js';
 import { createBus } from '../../../pipeline/bus/create-bus.js';
 import { exportMessage } from '../../../pipeline/bus/task-message.js';
 import { loadConfig } from '../../../pipeline/config.js';
-import { insertTask } from '../../../pipeline/db/tasks.js';
+import { insertTask } from '../../../pipeline/db/tasks/admission.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { newTaskId } from '../../../schemas/task-id.js';
 import { useTestSchema } from '../../support/database.js';

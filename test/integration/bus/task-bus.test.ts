@@ -4,7 +4,7 @@ import type { BusMessage, ConsumerLag, TakenTask, TaskBus } from '../../../pipel
 import { FETCH_WAIT_MS, kafkaBus } from '../../../pipeline/bus/kafka.js';
 import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
 import { exportMessage, importMessage } from '../../../pipeline/bus/task-message.js';
-import { insertTask } from '../../../pipeline/db/tasks.js';
+import { insertTask } from '../../../pipeline/db/tasks/admission.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { newTaskId } from '../../../schemas/task-id.js';
 import { useTestSchema } from '../../support/database.js';

@@ -1,15 +1,14 @@
 import { expect } from 'chai';
+import { completeImport, failAbandonedTasks } from '../../../pipeline/db/tasks/endings.js';
 import {
   type ClaimedTask,
   claimTask,
-  completeImport,
-  failAbandonedTasks,
-  lockImportProgress,
   offerLapsedTasks,
   releaseTask,
   renewLease,
-  takeOutboxMessages,
-} from '../../../pipeline/db/tasks.js';
+} from '../../../pipeline/db/tasks/leases.js';
+import { takeOutboxMessages } from '../../../pipeline/db/tasks/outbox.js';
+import { lockImportProgress } from '../../../pipeline/db/tasks/progress.js';
 import { withTransaction } from '../../../pipeline/db/transaction.js';
 import { AttemptLost } from '../../../pipeline/errors.js';
 import { TASK_ENDINGS } from '../../../pipeline/tasks/task-failure.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { claimTask } from '../../../pipeline/db/tasks.js';
+import { claimTask } from '../../../pipeline/db/tasks/leases.js';
 import { dryRun } from '../../../pipeline/import/dry-run.js';
 import { adminToken } from '../../support/admin-api.js';
 import { useImportService } from '../../support/imports.js';

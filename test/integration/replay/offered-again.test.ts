@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { TaskBus } from '../../../pipeline/bus/bus.js';
-import { claimTask } from '../../../pipeline/db/tasks.js';
+import { claimTask } from '../../../pipeline/db/tasks/leases.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { type ReplayedImport, replayImports } from '../../../pipeline/replay/replay-imports.js';
 import { eventually } from '../../support/eventually.js';
