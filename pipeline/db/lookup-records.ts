@@ -1,3 +1,5 @@
+import { RELATED, relatedExists, relatedJson } from './user-related-rows.js';
+
 /** A user as the lookups return it: attributes, identities, roles and groups; no secrets. */
 export interface UserRecord {
   readonly id: string;
@@ -48,19 +50,23 @@ export interface KeyedRecord {
   readonly updated_at: Date | string;
 }
 
-/** The members of a role or a group, as SQL over `r` (a JSON object in a user record). */
-const KEYED_JSON = `json_build_object('id', r.id, 'key', r.key, 'name', r.name, 'description', r.description,
-                                      'created_at', r.created_at, 'updated_at', r.updated_at)`;
+/** The members of a role or a group, as SQL over its alias (a JSON object in a user record). */
+const keyedJson = (alias: string) =>
+  `json_build_object('id', ${alias}.id, 'key', ${alias}.key, 'name', ${alias}.name, 'description', ${alias}.description,
+                     'created_at', ${alias}.created_at, 'updated_at', ${alias}.updated_at)`;
 
 /**
  * Whether the user's current email or phone number is verified: a verified claim of that name with
  * that value. SQL over `users u`; NULL when the user has no such attribute.
  */
 export function verifiedClaimSql(claim: 'email' | 'phone_number'): string {
-  return `CASE WHEN u.standard_attributes ? '${claim}' THEN EXISTS (
-      SELECT 1 FROM verified_claims v
-       WHERE v.user_id = u.id AND v.name = '${claim}' AND v.value = u.standard_attributes->>'${claim}') END`;
+  return `CASE WHEN u.standard_attributes ? '${claim}' THEN ${relatedExists(
+    RELATED.verifiedClaims,
+    `v.name = '${claim}' AND v.value = u.standard_attributes->>'${claim}'`,
+  )} END`;
 }
+
+const IDENTITY_ORDER = { order: 'i.created_at, i.id' };
 
 /**
  * The select list that assembles one user's record from `users u`: each related set is one
@@ -74,18 +80,21 @@ export const USER_RECORD_COLUMNS = `
          'phone_number_verified', ${verifiedClaimSql('phone_number')}))
     || jsonb_build_object('updated_at', floor(extract(epoch FROM u.updated_at))::bigint)
     AS standard_attributes,
-  (SELECT coalesce(json_agg(json_build_object(
-            'id', i.id, 'created_at', i.created_at, 'updated_at', i.updated_at, 'key', i.login_id_key, 'type', i.login_id_type, 'value', i.login_id, 'original_value', i.original_login_id)
-          ORDER BY i.created_at, i.id), '[]')
-     FROM identities i WHERE i.user_id = u.id AND i.type = 'login_id') AS login_ids,
-  (SELECT coalesce(json_agg(json_build_object(
-            'id', i.id, 'created_at', i.created_at, 'updated_at', i.updated_at, 'provider_alias', i.provider_alias, 'provider_type', i.provider_type,
-            'subject_id', i.provider_subject_id, 'claims', i.claims, 'profile', coalesce(i.profile, '{}'::jsonb))
-          ORDER BY i.created_at, i.id), '[]')
-     FROM identities i WHERE i.user_id = u.id AND i.type = 'oauth') AS oauth_connections,
-  (SELECT coalesce(json_agg(json_build_object('name', v.name, 'value', v.value) ORDER BY v.name, v.value), '[]')
-     FROM verified_claims v WHERE v.user_id = u.id) AS verified_claims,
-  (SELECT coalesce(json_agg(${KEYED_JSON} ORDER BY r.key), '[]')
-     FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id) AS roles,
-  (SELECT coalesce(json_agg(${KEYED_JSON} ORDER BY r.key), '[]')
-     FROM user_groups ug JOIN groups r ON r.id = ug.group_id WHERE ug.user_id = u.id) AS groups`;
+  ${relatedJson(
+    RELATED.loginIds,
+    `json_build_object('id', i.id, 'created_at', i.created_at, 'updated_at', i.updated_at, 'key', i.login_id_key,
+                       'type', i.login_id_type, 'value', i.login_id, 'original_value', i.original_login_id)`,
+    IDENTITY_ORDER,
+  )} AS login_ids,
+  ${relatedJson(
+    RELATED.oauthConnections,
+    `json_build_object('id', i.id, 'created_at', i.created_at, 'updated_at', i.updated_at,
+                       'provider_alias', i.provider_alias, 'provider_type', i.provider_type,
+                       'subject_id', i.provider_subject_id, 'claims', i.claims,
+                       'profile', coalesce(i.profile, '{}'::jsonb))`,
+    IDENTITY_ORDER,
+  )} AS oauth_connections,
+  ${relatedJson(RELATED.verifiedClaims, `json_build_object('name', v.name, 'value', v.value)`, { order: 'v.name, v.value' })}
+    AS verified_claims,
+  ${relatedJson(RELATED.roles, keyedJson('r'), { order: 'r.key' })} AS roles,
+  ${relatedJson(RELATED.groups, keyedJson('g'), { order: 'g.key' })} AS groups`;

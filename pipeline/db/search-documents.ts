@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import QueryStream from 'pg-query-stream';
 import type { PoolClient, Queryable } from './pool.js';
+import { RELATED, relatedArray } from './user-related-rows.js';
 
 /**
  * What the search index holds of a user, read from Postgres. `version` is the start of the reading
@@ -24,10 +25,8 @@ const DOCUMENT_COLUMNS = `
   u.standard_attributes,
   (extract(epoch FROM u.created_at) * 1000000)::bigint::text AS created_us,
   (extract(epoch FROM u.last_login_at) * 1000000)::bigint::text AS last_login_us,
-  coalesce((SELECT array_agg(r.key ORDER BY r.key) FROM user_roles ur JOIN roles r ON r.id = ur.role_id
-             WHERE ur.user_id = u.id), '{}') AS roles,
-  coalesce((SELECT array_agg(g.key ORDER BY g.key) FROM user_groups ug JOIN groups g ON g.id = ug.group_id
-             WHERE ug.user_id = u.id), '{}') AS groups,
+  ${relatedArray(RELATED.roles, 'r.key', { order: 'r.key' })} AS roles,
+  ${relatedArray(RELATED.groups, 'g.key', { order: 'g.key' })} AS groups,
   (extract(epoch FROM statement_timestamp()) * 1000000)::bigint::text AS version`;
 
 /** The documents of these users, those deleted marked so. */

@@ -1,3 +1,5 @@
+import { joinRelated, RELATED } from '../db/user-related-rows.js';
+
 // The export's records statement: every related table read once, in user order, and merged by
 // Postgres into one stream of plain rows that the worker assembles into records
 // (assemble-records.ts). COPY takes no parameters: the filters' values reach it as settings of
@@ -115,17 +117,17 @@ function rowSources({ times, passwordHashes }: RecordsStatementOptions): Record<
         'i.profile::text',
         'i.claims::text',
       ],
-      join: 'JOIN identities i ON i.user_id = u.id',
+      join: joinRelated(RELATED.identities),
       within: { at: 'i.created_at', id: 'i.id' },
     },
     role: {
       values: ['r.key'],
-      join: 'JOIN user_roles ur ON ur.user_id = u.id JOIN roles r ON r.id = ur.role_id',
+      join: joinRelated(RELATED.roles),
       within: { text: 'r.key' },
     },
     group: {
       values: ['g.key'],
-      join: 'JOIN user_groups ug ON ug.user_id = u.id JOIN groups g ON g.id = ug.group_id',
+      join: joinRelated(RELATED.groups),
       within: { text: 'g.key' },
     },
     authenticator: {
@@ -137,14 +139,14 @@ function rowSources({ times, passwordHashes }: RecordsStatementOptions): Record<
         'a.phone',
         'a.totp_secret',
       ],
-      join: 'JOIN authenticators a ON a.user_id = u.id',
+      join: joinRelated(RELATED.authenticators),
       // The primary password is part of the record only with its hash.
       where: passwordHashes ? "(a.kind = 'secondary' OR a.type = 'password')" : "a.kind = 'secondary'",
       within: { at: 'a.created_at', id: 'a.id' },
     },
     verified_claim: {
       values: ['v.name', 'v.value'],
-      join: 'JOIN verified_claims v ON v.user_id = u.id',
+      join: joinRelated(RELATED.verifiedClaims),
     },
   };
 }

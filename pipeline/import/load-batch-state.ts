@@ -1,6 +1,7 @@
 import type { LoginIdKey } from '../config.js';
 import type { Queryable } from '../db/pool.js';
 import { keyedIds } from '../db/roles-groups.js';
+import { RELATED, relatedJson } from '../db/user-related-rows.js';
 import { KEY_OF_ATTRIBUTE } from '../identity/login-id-attributes.js';
 import { oauthKey } from './identity-members.js';
 import { type BatchState, type ImportOptions, ownerKey } from './import-batch.js';
@@ -133,24 +134,25 @@ async function probeOwners(
 
 const LOAD_USERS = `
   SELECT u.id, u.standard_attributes, u.custom_attributes, u.is_disabled,
-    (SELECT coalesce(json_agg(json_build_object('id', i.id, 'key', i.login_id_key, 'value', i.login_id,
-                                                'original', i.original_login_id)), '[]')
-       FROM identities i WHERE i.user_id = u.id AND i.type = 'login_id') AS login_ids,
-    (SELECT coalesce(json_agg(json_build_object('id', i.id, 'alias', i.provider_alias, 'type', i.provider_type,
-                                                'subject', i.provider_subject_id, 'claims', i.claims,
-                                                'profile', coalesce(i.profile, '{}'), 'email', i.email,
-                                                'phone', i.phone_number, 'username', i.preferred_username)
-                              ORDER BY i.created_at, i.id), '[]')
-       FROM identities i WHERE i.user_id = u.id AND i.type = 'oauth') AS oauth,
-    (SELECT coalesce(json_agg(json_build_object('name', v.name, 'value', v.value)), '[]')
-       FROM verified_claims v WHERE v.user_id = u.id) AS verified,
-    (SELECT coalesce(json_agg(json_build_object('id', a.id, 'type', a.type, 'value', coalesce(a.email, a.phone))), '[]')
-       FROM authenticators a
-      WHERE a.user_id = u.id AND a.kind = 'secondary' AND a.type IN ('oob_otp_email', 'oob_otp_sms')) AS oob,
-    (SELECT coalesce(json_agg(r.key), '[]') FROM user_roles ur JOIN roles r ON r.id = ur.role_id
-      WHERE ur.user_id = u.id) AS roles,
-    (SELECT coalesce(json_agg(g.key), '[]') FROM user_groups ug JOIN groups g ON g.id = ug.group_id
-      WHERE ug.user_id = u.id) AS groups
+    ${relatedJson(
+      RELATED.loginIds,
+      `json_build_object('id', i.id, 'key', i.login_id_key, 'value', i.login_id, 'original', i.original_login_id)`,
+    )} AS login_ids,
+    ${relatedJson(
+      RELATED.oauthConnections,
+      `json_build_object('id', i.id, 'alias', i.provider_alias, 'type', i.provider_type,
+                         'subject', i.provider_subject_id, 'claims', i.claims, 'profile', coalesce(i.profile, '{}'),
+                         'email', i.email, 'phone', i.phone_number, 'username', i.preferred_username)`,
+      { order: 'i.created_at, i.id' },
+    )} AS oauth,
+    ${relatedJson(RELATED.verifiedClaims, `json_build_object('name', v.name, 'value', v.value)`)} AS verified,
+    ${relatedJson(
+      RELATED.authenticators,
+      `json_build_object('id', a.id, 'type', a.type, 'value', coalesce(a.email, a.phone))`,
+      { where: `a.kind = 'secondary' AND a.type IN ('oob_otp_email', 'oob_otp_sms')` },
+    )} AS oob,
+    ${relatedJson(RELATED.roles, 'r.key')} AS roles,
+    ${relatedJson(RELATED.groups, 'g.key')} AS groups
   FROM users u WHERE u.id = ANY($1::uuid[])`;
 
 function toUserState(row: LoadedUser): UserState {

@@ -2,6 +2,7 @@ import type { LoginIdKey } from '../config.js';
 import { copyRows } from '../db/copy-rows.js';
 import type { CopyValue } from '../db/copy-text.js';
 import type { PoolClient } from '../db/pool.js';
+import { WRITTEN_COLUMNS } from '../db/user-related-rows.js';
 import { ATTRIBUTE_OF_KEY } from '../identity/login-id-attributes.js';
 import { oauthKey } from './identity-members.js';
 import type { BatchPlan, BatchState } from './import-batch.js';
@@ -26,34 +27,6 @@ interface BatchRows {
   readonly rolesReset: string[];
   readonly groupsReset: string[];
 }
-
-const IDENTITY_COLUMNS = [
-  'id',
-  'user_id',
-  'type',
-  'login_id_key',
-  'login_id_type',
-  'login_id',
-  'original_login_id',
-  'email',
-  'phone_number',
-  'preferred_username',
-  'provider_alias',
-  'provider_type',
-  'provider_subject_id',
-  'profile',
-  'claims',
-];
-const AUTHENTICATOR_COLUMNS = [
-  'id',
-  'user_id',
-  'kind',
-  'type',
-  'password_hash',
-  'email',
-  'phone',
-  'totp_secret',
-];
 
 const USER_COLUMNS = ['id', 'is_disabled', 'standard_attributes', 'custom_attributes'];
 
@@ -108,11 +81,11 @@ export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state:
       }),
     );
   }
-  await copyRows(client, 'identities', IDENTITY_COLUMNS, rows.identities);
-  await copyRows(client, 'verified_claims', ['id', 'user_id', 'name', 'value'], rows.claims);
-  await copyRows(client, 'authenticators', AUTHENTICATOR_COLUMNS, rows.authenticators);
-  await copyRows(client, 'user_roles', ['user_id', 'role_id'], rows.roleLinks);
-  await copyRows(client, 'user_groups', ['user_id', 'group_id'], rows.groupLinks);
+  await copyRows(client, 'identities', WRITTEN_COLUMNS.identities, rows.identities);
+  await copyRows(client, 'verified_claims', WRITTEN_COLUMNS.verified_claims, rows.claims);
+  await copyRows(client, 'authenticators', WRITTEN_COLUMNS.authenticators, rows.authenticators);
+  await copyRows(client, 'user_roles', WRITTEN_COLUMNS.user_roles, rows.roleLinks);
+  await copyRows(client, 'user_groups', WRITTEN_COLUMNS.user_groups, rows.groupLinks);
 }
 
 /** A timestamp of microseconds since the epoch (exact as a number until the year 2255), in UTC. */
