@@ -7,6 +7,8 @@ import type { Pool } from '../pipeline/db/pool.js';
 import type { Logger } from '../pipeline/log.js';
 import { postgresUserSearch } from '../pipeline/search/postgres-user-search.js';
 import type { UserSearchIndex } from '../pipeline/search/user-search.js';
+import { exportService } from '../pipeline/services/export-service.js';
+import { importService } from '../pipeline/services/import-service.js';
 import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
 import { openApiDocument } from '../schemas/openapi.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
@@ -56,7 +58,12 @@ export function createApp({
 
   app.use(requestLog(log));
   app.use(errorEnvelope(log));
-  const tasks = { config, pool: db, blobs, secrets, taskCreated, admin };
+  const tasks = {
+    config,
+    imports: importService({ config, pool: db, secrets, taskCreated }),
+    exports: exportService({ config, pool: db, blobs, taskCreated }),
+    admin,
+  };
   for (const routes of [router, importRoutes(tasks), exportRoutes(tasks)]) {
     app.use(routes.routes());
     app.use(routes.allowedMethods());

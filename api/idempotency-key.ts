@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { Context } from 'koa';
-import type { IdempotencyKey } from '../pipeline/db/tasks/admission.js';
+import type { IdempotencyKey } from '../pipeline/services/task-requests.js';
 
 /** An Idempotency-Key header: visible ASCII, as the IETF draft's examples (a UUID, a digest). */
 const KEY = /^[\x21-\x7e]{1,200}$/;

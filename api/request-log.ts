@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import type { RequestedBy } from '../pipeline/db/tasks/admission.js';
 import type { Logger } from '../pipeline/log.js';
 import { httpDuration } from '../pipeline/operator/metrics.js';
+import type { RequestedBy } from '../pipeline/services/task-requests.js';
 
 /** An X-Request-Id a client sent that is kept: visible ASCII, as long as a trace id needs. */
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;

@@ -73,8 +73,13 @@ export function envelopeError(err: ApiError): Record<string, unknown> {
   return { ...fields, code: err.status, ...(info ? { info } : {}) };
 }
 
-/** The codes of the engine's own faults, each with when it is raised and whether it may pass. */
+/**
+ * The codes of the engine's own faults, each with when it is raised and whether it may pass; a
+ * fault the admin can act on names the reason its task ends with (others end UnexpectedError).
+ */
 export const ENGINE_FAULTS = {
+  /** An export task reached a worker that has no blob storage (export is disabled there). */
+  ExportStorageMissing: { transient: false, reason: 'UserExportDisabled' },
   /** A records row of the export statement that the assembler does not know: a bug, certain to repeat. */
   RecordsRowUnexpected: { transient: false },
   /** A split export's snapshot id that is not one pg_export_snapshot() returns. */
@@ -97,7 +102,7 @@ export const ENGINE_FAULTS = {
   TaskOptionsInvalid: { transient: false },
   /** An embedded Postgres that did not start. */
   EmbeddedPostgresFailed: { transient: false },
-} as const satisfies Record<string, { readonly transient: boolean }>;
+} as const satisfies Record<string, { readonly transient: boolean; readonly reason?: ErrorReason }>;
 
 export type EngineFaultCode = keyof typeof ENGINE_FAULTS;
 
@@ -117,6 +122,12 @@ export class EngineError extends Error {
 
   get transient(): boolean {
     return ENGINE_FAULTS[this.code].transient;
+  }
+
+  /** The reason its task ends with, when the fault has one of its own. */
+  get reason(): ErrorReason | undefined {
+    const fault = ENGINE_FAULTS[this.code];
+    return 'reason' in fault ? fault.reason : undefined;
   }
 }
 

@@ -1,12 +1,7 @@
 import Router from '@koa/router';
-import type { Pool } from '../../pipeline/db/pool.js';
-import { findTask, type TaskRow } from '../../pipeline/db/tasks/task-rows.js';
-import { ApiError } from '../../pipeline/errors.js';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
-import { type DetailsPage, findImportDetails } from '../../pipeline/import/import-details.js';
-import { importTask } from '../../pipeline/import/import-tasks.js';
-import { sealRecords } from '../../pipeline/import/parse-records.js';
-import { admitTask } from '../../pipeline/tasks/admit-task.js';
+import type { DetailsPage, ImportService } from '../../pipeline/services/import-service.js';
+import type { TaskRow } from '../../pipeline/services/task-requests.js';
 import { importOutcomes, validateImportRequest } from '../../schemas/index.js';
 import { isTaskId } from '../../schemas/task-id.js';
 import { ImportRequestError } from '../errors.js';
@@ -24,7 +19,7 @@ const IMPORTS_IN_FLIGHT = 8;
 const STATUS_READS_IN_FLIGHT = 8;
 
 /** POST /_api/admin/users/import and GET /_api/admin/users/import/:id (decisions 4.3, 4.4). */
-export function importRoutes({ config, pool, secrets, taskCreated, admin }: TaskRouteDependencies): Router {
+export function importRoutes({ config, imports, admin }: TaskRouteDependencies): Router {
   const router = new Router();
   const bounded = inFlightLimit(IMPORTS_IN_FLIGHT);
   const boundedReads = inFlightLimit(STATUS_READS_IN_FLIGHT);
@@ -44,29 +39,18 @@ export function importRoutes({ config, pool, secrets, taskCreated, admin }: Task
       );
     }
     const idempotency = idempotencyKeyOf(ctx, request, (message) => new ImportRequestError(400, message));
-    const newTask = importTask({
+    const task = await imports.start(request, {
       ...(idempotency ? { idempotency } : {}),
       requestedBy: requestedBy(ctx),
-      project: config.project.id,
-      identifier: request.identifier,
-      upsert: request.upsert ?? false,
-      ...(request.dry_run ? { dry_run: true } : {}),
-      ...sealRecords(request.records, secrets),
     });
-    const task = await admitTask(pool, newTask, {
-      kind: 'import',
-      pendingRecords: config.importPendingRecordsLimit,
-    });
-    taskCreated();
     ctx.body = createdTask(task);
   });
 
   router.get('/_api/admin/users/import/:id', requireHttps, ...admin, boundedReads, async (ctx) => {
     const id = ctx.params.id ?? '';
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
-    const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);
-    if (!task) throw new ApiError('TaskNotFound', 'no such import task');
-    ctx.body = await importStatus(pool, task, detailsQuery(ctx.query), ctx.path);
+    const task = await imports.find(id);
+    ctx.body = await importStatus(imports, task, detailsQuery(ctx.query), ctx.path);
   });
 
   return router;
@@ -124,7 +108,7 @@ function detailsQuery(query: Record<string, string | string[] | undefined>): Det
  * asked, and `details_next`, the path of the next page, when more follow.
  */
 async function importStatus(
-  pool: Pool,
+  imports: ImportService,
   task: TaskRow,
   page: DetailsQuery | false,
   path: string,
@@ -133,7 +117,7 @@ async function importStatus(
   if (task.status === 'pending') return status;
   if (task.summary) status.summary = task.summary;
   if (!page) return status;
-  const found = await findImportDetails(pool, task.id, page);
+  const found = await imports.details(task, page);
   status.details = found.details;
   if (found.more) {
     const next = new URLSearchParams({

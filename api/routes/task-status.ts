@@ -1,4 +1,4 @@
-import type { TaskRow } from '../../pipeline/db/tasks/task-rows.js';
+import type { TaskRow } from '../../pipeline/services/task-requests.js';
 
 /**
  * The members every task status shows (decisions 2.1, 2.3 and docs/decisions.md): id, created_at, status;

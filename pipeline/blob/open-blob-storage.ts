@@ -1,5 +1,5 @@
 import type { ServiceConfig } from '../config.js';
-import { ApiError } from '../errors.js';
+import { EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { BlobStorage } from './blob-storage.js';
 import { type EmbeddedAzurite, startEmbeddedAzurite } from './embedded-azurite.js';
@@ -36,8 +36,8 @@ export async function openExportStorage(config: ServiceConfig, log: Logger): Pro
   }
 }
 
-/** The export files' storage, or the UserExportDisabled error both export endpoints and the worker answer without one (decisions 7). */
+/** The export files' storage of a worker; without one its task ends UserExportDisabled (decisions 7). */
 export function requireExportStorage(blobs: BlobStorage | undefined): BlobStorage {
-  if (!blobs) throw new ApiError('UserExportDisabled', 'user export is disabled');
+  if (!blobs) throw new EngineError('ExportStorageMissing', 'user export is disabled');
   return blobs;
 }

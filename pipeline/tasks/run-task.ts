@@ -152,6 +152,7 @@ function failureOf(kind: TaskKind, err: unknown, fault: Fault): ApiError {
     );
   }
   // An engine fault's message names no user data: the admin reads what went wrong.
+  if (err instanceof EngineError && err.reason) return new ApiError(err.reason, err.message);
   if (err instanceof EngineError)
     return new ApiError('UnexpectedError', `the ${kind} could not finish: ${err.message}`, {
       code: err.code,

@@ -36,6 +36,19 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
     expect((error as { info?: unknown }).info).to.deep.equal({ code: 'ExportPartsGone' });
   });
 
+  it('ends a task with the reason its fault names, once: an export on a worker without blob storage', async () => {
+    const { tries, error } = await runToEnd(
+      'userimport_nostorage',
+      () => new EngineError('ExportStorageMissing', 'user export is disabled'),
+    );
+    expect(tries).to.equal(1);
+    expect(error).to.deep.include({
+      name: 'InternalError',
+      reason: 'UserExportDisabled',
+      message: 'user export is disabled',
+    });
+  });
+
   it('tries a fault with no code five times at most, then ends the task', async function () {
     this.timeout(30_000);
     const { tries, error } = await runToEnd('userimport_unknown', () => new Error('Connection terminated'));

@@ -1,0 +1,69 @@
+import type { ImportRequest } from '../../schemas/index.js';
+import type { ServiceConfig } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import { findTask, type TaskRow } from '../db/tasks/task-rows.js';
+import { ApiError } from '../errors.js';
+import { type DetailsPage, type FoundDetails, findImportDetails } from '../import/import-details.js';
+import { importTask } from '../import/import-tasks.js';
+import { sealRecords } from '../import/parse-records.js';
+import { admitTask } from '../tasks/admit-task.js';
+import type { SecretBox } from '../tasks/task-secrets.js';
+import type { TaskRequest } from './task-requests.js';
+
+export type { DetailsPage };
+
+/** What the facade asks of imports: start one, read one and its details. */
+export interface ImportService {
+  /**
+   * Records the import as a pending task, its records' secrets sealed, if the backlog admits it;
+   * the task an earlier request with the same Idempotency-Key made, if there was one.
+   */
+  start(request: ImportRequest, from: TaskRequest): Promise<TaskRow>;
+  /** The project's import task (TaskNotFound when there is none, or it is past retention). */
+  find(id: string): Promise<TaskRow>;
+  /** A page of a completed import's details, in request order. */
+  details(task: TaskRow, page: DetailsPage & { readonly limit: number }): Promise<FoundDetails>;
+}
+
+export interface ImportServiceDependencies {
+  readonly config: ServiceConfig;
+  readonly pool: Pool;
+  readonly secrets: SecretBox;
+  /** Tells the outbox relay a task was just recorded, so its message goes out now. */
+  readonly taskCreated: () => void;
+}
+
+export function importService({
+  config,
+  pool,
+  secrets,
+  taskCreated,
+}: ImportServiceDependencies): ImportService {
+  return {
+    async start(request, from) {
+      const task = await admitTask(
+        pool,
+        importTask({
+          ...(from.idempotency ? { idempotency: from.idempotency } : {}),
+          requestedBy: from.requestedBy,
+          project: config.project.id,
+          identifier: request.identifier,
+          upsert: request.upsert ?? false,
+          ...(request.dry_run ? { dry_run: true } : {}),
+          ...sealRecords(request.records, secrets),
+        }),
+        { kind: 'import', pendingRecords: config.importPendingRecordsLimit },
+      );
+      taskCreated();
+      return task;
+    },
+
+    async find(id) {
+      const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);
+      if (!task) throw new ApiError('TaskNotFound', 'no such import task');
+      return task;
+    },
+
+    details: (task, page) => findImportDetails(pool, task.id, page),
+  };
+}
