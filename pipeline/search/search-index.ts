@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { kafkaClient } from '../bus/kafka.js';
+import { kafkaClient } from '../bus/kafka-client.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../log.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import { kafkaClient } from '../../pipeline/bus/kafka.js';
+import { kafkaClient } from '../../pipeline/bus/kafka-client.js';
 import { findUsersByLoginId } from '../../pipeline/db/lookups.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { searchDocuments } from '../../pipeline/db/search-documents.js';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import kafkajs, { Kafka, logLevel } from 'kafkajs';
 import { pino } from 'pino';
-import { kafkaBus, taskTopic } from '../../../pipeline/bus/kafka.js';
+import { kafkaBus } from '../../../pipeline/bus/kafka.js';
+import { taskTopic } from '../../../pipeline/bus/kafka-client.js';
 import { exportMessage, importMessage } from '../../../pipeline/bus/task-message.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 

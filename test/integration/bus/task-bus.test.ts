@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { BusMessage, ConsumerLag, TakenTask, TaskBus } from '../../../pipeline/bus/bus.js';
-import { FETCH_WAIT_MS, kafkaBus } from '../../../pipeline/bus/kafka.js';
+import { kafkaBus } from '../../../pipeline/bus/kafka.js';
+import { FETCH_WAIT_MS } from '../../../pipeline/bus/kafka-task-consumer.js';
 import { postgresQueueBus } from '../../../pipeline/bus/postgres-queue.js';
 import { exportMessage, importMessage } from '../../../pipeline/bus/task-message.js';
 import { insertTask } from '../../../pipeline/db/tasks/admission.js';

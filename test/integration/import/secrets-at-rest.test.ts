@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { Kafka, logLevel } from 'kafkajs';
-import { taskTopic } from '../../../pipeline/bus/kafka.js';
+import { taskTopic } from '../../../pipeline/bus/kafka-client.js';
 import { testDatabaseUrl } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 import { useImportService } from '../../support/imports.js';
