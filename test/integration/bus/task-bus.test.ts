@@ -10,7 +10,7 @@ import { createLogger } from '../../../pipeline/log.js';
 import { newTaskId } from '../../../schemas/task-id.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
+import { groupSettled, TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 
 /** How long a test watches a consumer not hand a message over: three of its fetch waits. */
 const HELD_WINDOW_MS = 3 * FETCH_WAIT_MS;
@@ -184,12 +184,18 @@ describe('task bus on kafka, tasks longer than the session', function () {
     const [first, second, third] = makeBuses(prefix, 3);
     const handled: string[] = [];
     const task = longTask();
+    // Two slots each: a message delivered again to the worker running its task would be handed over.
     for (const [n, bus] of [first, second].entries())
-      await bus?.subscribe('export', async (m) => {
-        handled.push(`${n}:${m.task_id}`);
-        return task.taken;
-      });
-    await sleep(SESSION_MS); // both workers have joined the group
+      await bus?.subscribe(
+        'export',
+        async (m) => {
+          handled.push(`${n}:${m.task_id}`);
+          return task.taken;
+        },
+        2,
+      );
+    const group = `${prefix}user-export-workers`;
+    await groupSettled(group, 2);
     await first?.publish(message);
     await eventually(
       async () => handled.length,
@@ -200,7 +206,10 @@ describe('task bus on kafka, tasks longer than the session', function () {
       handled.push(`2:${m.task_id}`);
       return undefined;
     });
-    await sleep(SESSION_MS * 1.5); // time for a second delivery, were the message not committed
+    await groupSettled(group, 3);
+    // Its offset was committed when it was taken: the partition's new owner starts after it. A few
+    // fetches after the rebalance, a message not committed would have been handed over again.
+    await sleep(HELD_WINDOW_MS);
     task.end();
     expect(handled).to.have.length(1);
     expect(handled[0]).to.match(new RegExp(`:${message.task_id}$`));

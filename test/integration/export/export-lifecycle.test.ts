@@ -1,5 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { failAbandonedTasks } from '../../../pipeline/db/tasks/endings.js';
+import { offerLapsedTasks } from '../../../pipeline/db/tasks/leases.js';
+import { TASK_ENDINGS } from '../../../pipeline/tasks/task-failure.js';
 import { adminClient, adminToken, testConfig } from '../../support/admin-api.js';
 import { eventually } from '../../support/eventually.js';
 import { testBlobConnectionString, useExportService } from '../../support/exports.js';
@@ -194,8 +196,28 @@ describe('an export no worker takes', function () {
 
   it("waits, pending, however long it waits (past a lease, past the upkeep's rounds), and holds its slot", async () => {
     const created = body(await service.post({ format: 'csv' }));
-    await sleep(4_000); // two leases, four rounds of the upkeep
-    const waiting = await service.status(created.id as string);
+    const id = created.id as string;
+    // Its message is relayed; then, as the upkeep sees it, an hour passes, and it makes more
+    // rounds over the task than a task may lapse.
+    await eventually(
+      async () =>
+        (await service.db().query('SELECT published_at FROM task_outbox WHERE task_id = $1', [id])).rows,
+      (rows) => rows[0]?.published_at instanceof Date,
+    );
+    await service
+      .db()
+      .query(`UPDATE tasks SET created_at = created_at - interval '1 hour' WHERE id = $1`, [id]);
+    const config = service.config();
+    for (let round = 0; round <= config.taskMaxLapses; round++) {
+      expect(await offerLapsedTasks(service.db(), config.taskMaxLapses)).to.deep.equal([]);
+      const ended = await failAbandonedTasks(
+        service.db(),
+        { maxLapses: config.taskMaxLapses, exportLimitSeconds: config.export.timeLimitSeconds },
+        { expired: TASK_ENDINGS.expired(), timedOut: TASK_ENDINGS.timedOut() },
+      );
+      expect(ended).to.deep.equal([]);
+    }
+    const waiting = await service.status(id);
     expect(waiting.body.status).to.equal('pending');
     expect(waiting.body).not.to.have.property('error');
     expect((await service.post({ format: 'csv' })).statusCode, 'the slot is held meanwhile').to.equal(429);
