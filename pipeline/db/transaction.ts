@@ -1,7 +1,8 @@
 import { EngineError, sqlState } from '../errors.js';
 import type { Pool, PoolClient } from './pool.js';
 
-// The one owner of transactions: nothing else in the service writes BEGIN, COMMIT or SAVEPOINT.
+// The one owner of transactions: nothing else in the service writes BEGIN, COMMIT or SAVEPOINT, nor
+// a table that lives as long as a transaction.
 
 /** SQLSTATEs of a transaction Postgres rolled back to break a conflict with another one. */
 const CONFLICTS = new Set(['40001', '40P01']); // serialization failure, deadlock detected
@@ -115,4 +116,13 @@ async function inTransaction<T>(
   } finally {
     client.release(broken);
   }
+}
+
+/**
+ * The statement that readies a scratch table of the caller's transaction, in one round trip: a
+ * temporary table its connection keeps, emptied when the transaction ends (a truncate, which leaves
+ * no dead rows), and emptied now too (the batches of a dry run share one transaction).
+ */
+export function scratchTableSql(name: string, columns: string): string {
+  return `CREATE TEMP TABLE IF NOT EXISTS ${name} (${columns}) ON COMMIT DELETE ROWS; DELETE FROM ${name}`;
 }

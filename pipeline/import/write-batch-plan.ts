@@ -2,6 +2,7 @@ import type { LoginIdKey } from '../config.js';
 import { copyRows } from '../db/copy-rows.js';
 import type { CopyValue } from '../db/copy-text.js';
 import type { PoolClient } from '../db/pool.js';
+import { scratchTableSql } from '../db/transaction.js';
 import { WRITTEN_COLUMNS } from '../db/user-related-rows.js';
 import { ATTRIBUTE_OF_KEY } from '../identity/login-id-attributes.js';
 import { oauthKey } from './identity-members.js';
@@ -30,13 +31,12 @@ interface BatchRows {
 
 const USER_COLUMNS = ['id', 'is_disabled', 'standard_attributes', 'custom_attributes'];
 
-// The changed users of a batch: loaded with COPY, then updated from here. Emptied when each batch
-// transaction ends (a truncate, which leaves no dead rows), and the connection keeps it. The batches of a dry run
-// share one transaction: each empties it first (one round trip with CREATE).
-const IMPORT_USERS = `CREATE TEMP TABLE IF NOT EXISTS import_users (
-    id uuid NOT NULL, is_disabled boolean NOT NULL,
-    standard_attributes jsonb NOT NULL, custom_attributes jsonb NOT NULL) ON COMMIT DELETE ROWS;
-  DELETE FROM import_users`;
+/** The changed users of a batch: loaded with COPY, then updated from here. */
+const IMPORT_USERS = scratchTableSql(
+  'import_users',
+  `id uuid NOT NULL, is_disabled boolean NOT NULL,
+   standard_attributes jsonb NOT NULL, custom_attributes jsonb NOT NULL`,
+);
 
 /**
  * Stores a batch plan in the client's transaction with one bulk statement per table and kind of
