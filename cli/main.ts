@@ -6,6 +6,7 @@ import { CliError, EXIT } from './cli-error.js';
 import { exportUsers } from './commands/export.js';
 import { replay } from './commands/replay.js';
 import { printStatus } from './commands/status.js';
+import { listTasks } from './commands/tasks.js';
 import { importFile } from './import/import-file.js';
 import { FOREIGN_SYSTEMS } from './records/from/foreign-record.js';
 import { type ForeignFile, formatOf, type RecordFormat } from './records/read-records.js';
@@ -19,6 +20,7 @@ const USAGE = `usage: userctl <command> [options]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
   export --format csv|ndjson [--field POINTER[:NAME]]... [--escape-formulas] [--include-password-hashes] -o FILE
   status ID
+  tasks [--kind import|export] [--status pending|completed|failed] [--limit N] [--all] [--json]
   replay --from TIME|OFFSET [--to TIME|OFFSET] [--upsert] [--dry-run]
 
 service options (or environment): --url (USERCTL_URL), --token (USERCTL_TOKEN),
@@ -50,6 +52,11 @@ const COMMAND_OPTIONS = {
   'dry-run': { type: 'boolean', default: false },
   'include-password-hashes': { type: 'boolean', default: false },
   'escape-formulas': { type: 'boolean', default: false },
+  kind: { type: 'string' },
+  status: { type: 'string' },
+  limit: { type: 'string', default: '20' },
+  all: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
   // import --from firebase: the project's hash parameters, as `firebase auth:import` takes them.
   'hash-key': { type: 'string' },
   'salt-separator': { type: 'string' },
@@ -133,12 +140,25 @@ async function main(argv: string[]): Promise<number> {
       if (!id || rest.length > 1) throw new CliError('status takes one task ID');
       return withClient(settings, (client) => printStatus(client, id));
     }
+    case 'tasks': {
+      if (rest.length > 0) throw new CliError('tasks takes no FILE or ID');
+      if (values.kind !== undefined && values.kind !== 'import' && values.kind !== 'export')
+        throw new CliError('--kind must be import or export');
+      const limit = Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+        throw new CliError('--limit must be a whole number from 1 to 200');
+      const kinds: readonly ('import' | 'export')[] =
+        values.kind === 'import' ? ['import'] : values.kind === 'export' ? ['export'] : ['import', 'export'];
+      return withClient(settings, (client) =>
+        listTasks(client, { kinds, status: values.status, limit, all: values.all, json: values.json }),
+      );
+    }
     case 'replay': {
       if (!values.from) throw new CliError('replay needs --from TIME|OFFSET');
       return replay({ from: values.from, to: values.to, upsert: values.upsert, dryRun: values['dry-run'] });
     }
     default:
-      throw new CliError(`unknown command "${command}" (import, export, status, replay)`);
+      throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay)`);
   }
 }
 

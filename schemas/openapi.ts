@@ -15,14 +15,27 @@ function component<T extends { $id: string }>({ $id: _id, ...schema }: T): Omit<
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const errorResponse = (description: string) => ({ description, content: json(ref('ErrorEnvelope')) });
-/** A query parameter of the import status read that picks its details. */
-const detailsParameter = (name: string, description: string, schema: Record<string, unknown>) => ({
+/** An optional query parameter. */
+const queryParameter = (name: string, description: string, schema: Record<string, unknown>) => ({
   name,
   in: 'query',
   required: false,
   description,
   schema,
 });
+
+/** The query parameters of both task lists. */
+const listParameters = [
+  queryParameter('status', 'Only the tasks in this state (`failed`: completed with `failed_at`)', {
+    enum: ['pending', 'completed', 'failed'],
+  }),
+  queryParameter('limit', 'Tasks to show at most (50 when not given)', {
+    type: 'integer',
+    minimum: 1,
+    maximum: 200,
+  }),
+  queryParameter('after', 'The cursor of the page before, as its `next` carries it', { type: 'string' }),
+];
 
 const taskId = (prefix: string) => ({
   name: 'id',
@@ -129,6 +142,18 @@ export const openApiDocument = {
           file_sha256: { type: 'string', description: 'Export: the SHA-256 of the file, in hex' },
         },
       },
+      TaskList: {
+        type: 'object',
+        required: ['tasks'],
+        properties: {
+          tasks: {
+            type: 'array',
+            description: 'Newest first, each as its status read shows it (an import without its details)',
+            items: ref('TaskStatus'),
+          },
+          next: { type: 'string', description: 'The path of the next page, when more follow' },
+        },
+      },
       Error: {
         type: 'object',
         required: ['name', 'reason', 'message', 'code'],
@@ -156,6 +181,15 @@ export const openApiDocument = {
   security: [{ adminJwt: [] }],
   paths: {
     '/_api/admin/users/import': {
+      get: {
+        summary: "List the project's import tasks, newest first, a page at a time (HTTPS only)",
+        parameters: listParameters,
+        responses: {
+          '200': { description: 'A page of tasks', content: json(ref('TaskList')) },
+          '400': { description: 'A malformed query, or not HTTPS', content: json(ref('ImportError')) },
+          ...common,
+        },
+      },
       post: {
         summary: 'Start an import (HTTPS only; body at most 500000 bytes)',
         parameters: [idempotencyKey],
@@ -175,19 +209,19 @@ export const openApiDocument = {
         summary: 'Read an import task: progress, then summary and details',
         parameters: [
           taskId('userimport'),
-          detailsParameter('outcome', 'Only the details of this outcome', {
+          queryParameter('outcome', 'Only the details of this outcome', {
             enum: importOutcomes,
           }),
-          detailsParameter('offset', 'Details to pass over (in request order)', {
+          queryParameter('offset', 'Details to pass over (in request order)', {
             type: 'integer',
             minimum: 0,
           }),
-          detailsParameter('limit', 'Details to show at most', {
+          queryParameter('limit', 'Details to show at most', {
             type: 'integer',
             minimum: 1,
             maximum: 10000,
           }),
-          detailsParameter('details', 'false: no details at all', { enum: ['true', 'false'] }),
+          queryParameter('details', 'false: no details at all', { enum: ['true', 'false'] }),
         ],
         responses: {
           '200': { description: 'The task', content: json(ref('TaskStatus')) },
@@ -198,6 +232,16 @@ export const openApiDocument = {
       },
     },
     '/_api/admin/users/export': {
+      get: {
+        summary: "List the project's export tasks, newest first, a page at a time",
+        parameters: listParameters,
+        responses: {
+          '200': { description: 'A page of tasks', content: json(ref('TaskList')) },
+          '400': errorResponse('A malformed query (Invalid/BadRequest)'),
+          '500': errorResponse('Export is disabled (UserExportDisabled)'),
+          ...common,
+        },
+      },
       post: {
         summary: 'Start an export',
         parameters: [idempotencyKey],

@@ -7,6 +7,7 @@ import { isTaskId } from '../../schemas/task-id.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
 import { requestedBy } from '../request-log.js';
+import { taskList, taskListPage } from './task-list.js';
 import type { TaskRouteDependencies } from './task-routes.js';
 import { createdTask, taskStatus } from './task-status.js';
 
@@ -43,6 +44,12 @@ export function exportRoutes({ exports, admin }: TaskRouteDependencies): Router 
       requestedBy: requestedBy(ctx),
     });
     ctx.body = createdTask(task);
+  });
+
+  router.get(PATH, ...admin, async (ctx) => {
+    exports.available();
+    const page = taskListPage(ctx.query, (message) => new ApiError('BadRequest', message));
+    ctx.body = taskList(await exports.list(page), page, ctx.path, (task) => exportStatus(task, exports));
   });
 
   router.get(`${PATH}/:id`, ...admin, async (ctx) => {

@@ -10,6 +10,7 @@ import { inFlightLimit } from '../in-flight-limit.js';
 import { requestedBy } from '../request-log.js';
 import { importBody } from './import-body.js';
 import { requireHttps } from './require-https.js';
+import { taskList, taskListPage } from './task-list.js';
 import type { TaskRouteDependencies } from './task-routes.js';
 import { createdTask, taskStatus } from './task-status.js';
 
@@ -44,6 +45,11 @@ export function importRoutes({ config, imports, admin }: TaskRouteDependencies):
       requestedBy: requestedBy(ctx),
     });
     ctx.body = createdTask(task);
+  });
+
+  router.get('/_api/admin/users/import', requireHttps, ...admin, boundedReads, async (ctx) => {
+    const page = taskListPage(ctx.query, (message) => new ImportRequestError(400, message));
+    ctx.body = taskList(await imports.list(page), page, ctx.path, importListed);
   });
 
   router.get('/_api/admin/users/import/:id', requireHttps, ...admin, boundedReads, async (ctx) => {
@@ -103,6 +109,13 @@ function detailsQuery(query: Record<string, string | string[] | undefined>): Det
   };
 }
 
+/** An import task as a list shows it: its status read without details. */
+function importListed(task: TaskRow): Record<string, unknown> {
+  const status = taskStatus(task);
+  if (task.status === 'completed' && task.summary) status.summary = task.summary;
+  return status;
+}
+
 /**
  * The import task as decisions 2.3 shows it, with the members the service adds; a page of details as
  * asked, and `details_next`, the path of the next page, when more follow.
@@ -113,10 +126,8 @@ async function importStatus(
   page: DetailsQuery | false,
   path: string,
 ): Promise<Record<string, unknown>> {
-  const status = taskStatus(task);
-  if (task.status === 'pending') return status;
-  if (task.summary) status.summary = task.summary;
-  if (!page) return status;
+  const status = importListed(task);
+  if (task.status === 'pending' || !page) return status;
   const found = await imports.details(task, page);
   status.details = found.details;
   if (found.more) {

@@ -4,6 +4,7 @@ import type { BlobStorage } from '../blob/blob-storage.js';
 import { exportMessage } from '../bus/task-message.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
+import { listTasks, type TaskKey, type TaskListPage } from '../db/tasks/task-lists.js';
 import { findTask, type TaskRow } from '../db/tasks/task-rows.js';
 import { ApiError } from '../errors.js';
 import { exportFields, nonUniqueFieldNames } from '../export/pointers.js';
@@ -23,6 +24,8 @@ export interface ExportService {
   start(request: ExportRequest, from: TaskRequest): Promise<TaskRow>;
   /** The project's export task (TaskNotFound when there is none, or it is past retention). */
   find(id: string): Promise<TaskRow>;
+  /** A page of the project's export tasks, newest first, and the key after its last when more follow. */
+  list(page: TaskListPage): Promise<{ tasks: TaskRow[]; next: TaskKey | undefined }>;
   /** Ends a pending or running export Cancelled; TaskAlreadyCompleted when it had ended. */
   cancel(task: TaskRow): Promise<TaskRow>;
   /** A fresh signed URL of a completed export's file. */
@@ -79,6 +82,8 @@ export function exportService({
     },
 
     find,
+
+    list: (page) => listTasks(pool, config.project.id, 'export', page, config.taskRetentionSeconds),
 
     async cancel(task) {
       // Only a pending task can end Cancelled; one that completed meanwhile is left as it is.

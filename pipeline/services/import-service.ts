@@ -1,6 +1,7 @@
 import type { ImportRequest } from '../../schemas/index.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
+import { listTasks, type TaskKey, type TaskListPage } from '../db/tasks/task-lists.js';
 import { findTask, type TaskRow } from '../db/tasks/task-rows.js';
 import { ApiError } from '../errors.js';
 import { type DetailsPage, type FoundDetails, findImportDetails } from '../import/import-details.js';
@@ -21,6 +22,8 @@ export interface ImportService {
   start(request: ImportRequest, from: TaskRequest): Promise<TaskRow>;
   /** The project's import task (TaskNotFound when there is none, or it is past retention). */
   find(id: string): Promise<TaskRow>;
+  /** A page of the project's import tasks, newest first, and the key after its last when more follow. */
+  list(page: TaskListPage): Promise<{ tasks: TaskRow[]; next: TaskKey | undefined }>;
   /** A page of a completed import's details, in request order. */
   details(task: TaskRow, page: DetailsPage & { readonly limit: number }): Promise<FoundDetails>;
 }
@@ -63,6 +66,8 @@ export function importService({
       if (!task) throw new ApiError('TaskNotFound', 'no such import task');
       return task;
     },
+
+    list: (page) => listTasks(pool, config.project.id, 'import', page, config.taskRetentionSeconds),
 
     details: (task, page) => findImportDetails(pool, task.id, page),
   };

@@ -1,4 +1,5 @@
 import type { IdempotencyKey, RequestedBy } from '../db/tasks/admission.js';
+import type { TaskKey, TaskListPage } from '../db/tasks/task-lists.js';
 import type { TaskRow } from '../db/tasks/task-rows.js';
 
 /** Who asks for a task, and the client's key for the request when it sent one. */
@@ -7,4 +8,4 @@ export interface TaskRequest {
   readonly idempotency?: IdempotencyKey | undefined;
 }
 
-export type { IdempotencyKey, RequestedBy, TaskRow };
+export type { IdempotencyKey, RequestedBy, TaskKey, TaskListPage, TaskRow };

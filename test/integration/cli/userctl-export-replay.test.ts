@@ -61,6 +61,29 @@ describe('userctl export, status and replay', function () {
     expect(JSON.parse(status.stdout)).to.deep.include({ id, status: 'completed' });
   });
 
+  it('lists the tasks, newest first, both kinds or one, as a table or JSON lines, every page with --all', async () => {
+    const all = await userctl(['tasks', '--all', '--json', '--limit', '1'], env());
+    expect(all.code, all.stderr).to.equal(0);
+    const tasks = all.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; created_at: string; status: string });
+    expect(tasks.some((t) => t.id.startsWith('userimport_'))).to.equal(true);
+    expect(tasks.some((t) => t.id.startsWith('userexport_'))).to.equal(true);
+    const times = tasks.map((t) => t.created_at);
+    expect(times).to.deep.equal([...times].sort().reverse());
+    const exports = await userctl(['tasks', '--kind', 'export', '--status', 'completed'], env());
+    expect(exports.code, exports.stderr).to.equal(0);
+    const lines = exports.stdout.trim().split('\n');
+    expect(lines[0]).to.match(/^ID\s+STATE\s+CREATED\s+PROGRESS \/ OUTCOME$/);
+    expect(lines.slice(1).length).to.be.above(0);
+    for (const line of lines.slice(1))
+      expect(line).to.match(/^userexport_\w+\s+completed\s+\S+\s+\d+ records$/);
+    const refused = await userctl(['tasks', '--limit', '500'], env());
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.match(/--limit must be a whole number from 1 to 200/);
+  });
+
   it('replays the import log with the service configuration: a dry run lists, a replay creates', async () => {
     const url = new URL(testDatabaseUrl());
     url.searchParams.set('options', `-c search_path=${db.schema}`);

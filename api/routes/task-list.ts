@@ -1,0 +1,65 @@
+import type { TaskKey, TaskListPage, TaskRow } from '../../pipeline/services/task-requests.js';
+
+/** The largest page of a task list, and the page when the request names none. */
+export const MAX_TASKS_LIMIT = 200;
+export const DEFAULT_TASKS_LIMIT = 50;
+
+const STATUSES = ['pending', 'completed', 'failed'] as const;
+
+/**
+ * A list request's page from its query: `status` (pending, completed, failed), `limit` (1 to
+ * 200, 50 when not given), `after` (the cursor a page's `next` carries). Throws `refuse(message)`
+ * for a query it cannot read.
+ */
+export function taskListPage(
+  query: Record<string, string | string[] | undefined>,
+  refuse: (message: string) => Error,
+): TaskListPage {
+  const one = (name: string) => {
+    const value = query[name];
+    if (Array.isArray(value)) throw refuse(`${name} is given more than once`);
+    return value;
+  };
+  const status = one('status');
+  if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
+    throw refuse(`status must be one of ${STATUSES.join(', ')}`);
+  const limitText = one('limit');
+  const limit =
+    limitText === undefined ? DEFAULT_TASKS_LIMIT : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
+  if (limit < 1 || limit > MAX_TASKS_LIMIT)
+    throw refuse(`limit must be an integer from 1 to ${MAX_TASKS_LIMIT}`);
+  const afterText = one('after');
+  const after = afterText === undefined ? undefined : cursorKey(afterText);
+  if (afterText !== undefined && !after) throw refuse('after is not a cursor of this list');
+  return { status: status as TaskListPage['status'], after, limit };
+}
+
+/** A task's key as the opaque cursor a client sends back in `after`. */
+function keyCursor(key: TaskKey): string {
+  return Buffer.from(`${key.createdUs}/${key.id}`).toString('base64url');
+}
+
+function cursorKey(cursor: string): TaskKey | undefined {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return undefined;
+  const match = /^(\d{1,19})\/(user(?:import|export)_[A-Z2-7]{32})$/.exec(
+    Buffer.from(cursor, 'base64url').toString(),
+  );
+  return match ? { createdUs: match[1] as string, id: match[2] as string } : undefined;
+}
+
+/**
+ * The answer to a list request: each task as its status read shows it (without an import's
+ * details), and `next`, the path of the next page, when more follow.
+ */
+export function taskList(
+  found: { tasks: readonly TaskRow[]; next: TaskKey | undefined },
+  page: TaskListPage,
+  path: string,
+  show: (task: TaskRow) => Record<string, unknown>,
+): { tasks: Record<string, unknown>[]; next?: string } {
+  const tasks = found.tasks.map(show);
+  if (!found.next) return { tasks };
+  const next = new URLSearchParams({ after: keyCursor(found.next), limit: String(page.limit) });
+  if (page.status) next.set('status', page.status);
+  return { tasks, next: `${path}?${next}` };
+}
