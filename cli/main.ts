@@ -8,8 +8,9 @@ import { replay } from './commands/replay.js';
 import { printStatus } from './commands/status.js';
 import { listTasks } from './commands/tasks.js';
 import { importFile } from './import/import-file.js';
+import { formatOf, type RecordFormat } from './records/file-records.js';
 import { FOREIGN_SYSTEMS } from './records/from/foreign-record.js';
-import { type ForeignFile, formatOf, type RecordFormat } from './records/read-records.js';
+import type { ForeignFile } from './records/read-records.js';
 import { connect, type ServiceSettings } from './service-client.js';
 
 const USAGE = `usage: userctl <command> [options]

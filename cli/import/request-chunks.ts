@@ -1,4 +1,14 @@
-import type { FileRecord } from '../records/read-records.js';
+import type { FileRecord } from '../records/file-records.js';
+
+/**
+ * A text's length in UTF-8 bytes: Node's own count where there is one (userctl), the encoder's in
+ * a browser (the console, which packs its requests with this module too).
+ */
+const nodeBuffer = (globalThis as { Buffer?: { byteLength(text: string): number } }).Buffer;
+const encoder = new TextEncoder();
+const utf8Length = nodeBuffer
+  ? (text: string) => nodeBuffer.byteLength(text)
+  : (text: string) => encoder.encode(text).length;
 
 /** Spec 8: an import request body is at most 500 KB (docs/decisions.md: 500000 bytes). */
 export const REQUEST_LIMIT = 500_000;
@@ -33,7 +43,7 @@ export async function* requestChunks(
 ): AsyncGenerator<RequestChunk> {
   const head = `{"identifier":${JSON.stringify(request.identifier)},"upsert":${request.upsert},"records":[`;
   const tail = ']}';
-  const frame = Buffer.byteLength(head) + Buffer.byteLength(tail);
+  const frame = utf8Length(head) + utf8Length(tail);
   let index = 0;
   let parts: string[] = [];
   let positions: number[] = [];
@@ -62,7 +72,7 @@ export async function* requestChunks(
     }
     if (item.unmapped) unmapped.set(item.position, item.unmapped);
     const text = JSON.stringify(item.record);
-    const size = Buffer.byteLength(text);
+    const size = utf8Length(text);
     if (frame + size > limit) {
       failures.push({
         position: item.position,

@@ -6,36 +6,22 @@ import pick from 'stream-json/filters/pick.js';
 import parser from 'stream-json/parser.js';
 import streamArray from 'stream-json/streamers/stream-array.js';
 import { CliError } from '../cli-error.js';
-import { csvRecord } from './csv-record.js';
+import {
+  CSV_OPTIONS,
+  csvFileRecord,
+  type FileRecord,
+  jsonFileRecord,
+  type RecordFormat,
+} from './file-records.js';
 import { fromAuth0 } from './from/auth0.js';
 import { fromCognito } from './from/cognito.js';
 import { fromFirebase } from './from/firebase.js';
 import type { FirebaseHashFlags, ForeignRecord, ForeignSystem } from './from/foreign-record.js';
 
-/** The kinds of file `userctl import` reads. */
-export type RecordFormat = 'ndjson' | 'json' | 'csv';
-
-/** One record of the file, at its position (zero-based, in file order), or why it cannot be sent. */
-export type FileRecord =
-  | {
-      readonly position: number;
-      readonly record: Record<string, unknown>;
-      /** Members of another system's user that have no place in a record (`--from`). */
-      readonly unmapped?: readonly string[];
-    }
-  | { readonly position: number; readonly problem: string };
-
 /** Another system's user file (`--from`), and Firebase's hash parameters when given as flags. */
 export interface ForeignFile {
   readonly system: ForeignSystem;
   readonly firebase?: FirebaseHashFlags;
-}
-
-/** The format of a file by its name: `.csv`, `.json` (an array), anything else ndjson. */
-export function formatOf(file: string): RecordFormat {
-  if (/\.csv$/i.test(file)) return 'csv';
-  if (/\.json$/i.test(file)) return 'json';
-  return 'ndjson';
 }
 
 /** A file being read: its records, and how many of its bytes were read so far. */
@@ -99,7 +85,7 @@ async function* readForeignRecords(
   let position = 0;
   try {
     for await (const { value } of users as unknown as AsyncIterable<{ value: unknown }>) {
-      const read = asRecord(position++, () => value);
+      const read = jsonFileRecord(position++, () => value);
       yield 'record' in read ? mapped(read.position, () => fromFirebase(read.record, from.firebase)) : read;
     }
   } catch (err) {
@@ -108,9 +94,7 @@ async function* readForeignRecords(
 }
 
 async function* csvRows(input: ReadStream, file: string): AsyncGenerator<Record<string, string>> {
-  const rows = input.pipe(
-    parseCsv({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false }),
-  );
+  const rows = input.pipe(parseCsv({ ...CSV_OPTIONS }));
   try {
     for await (const row of rows as AsyncIterable<Record<string, string>>) yield row;
   } catch (err) {
@@ -127,7 +111,7 @@ async function* readRecords(
   if (format === 'ndjson') {
     for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
       if (line.trim() === '') continue;
-      yield asRecord(position++, () => JSON.parse(line));
+      yield jsonFileRecord(position++, () => JSON.parse(line));
     }
   } else if (format === 'json') {
     const elements = input.pipe(
@@ -138,29 +122,11 @@ async function* readRecords(
     );
     try {
       for await (const { value } of elements as unknown as AsyncIterable<{ value: unknown }>)
-        yield asRecord(position++, () => value);
+        yield jsonFileRecord(position++, () => value);
     } catch (err) {
       throw new CliError(`${file} is not a JSON array of records: ${(err as Error).message}`);
     }
   } else {
-    for await (const row of csvRows(input, file)) {
-      const read = csvRecord(row);
-      yield 'record' in read
-        ? { position: position++, record: read.record }
-        : { position: position++, problem: read.problem };
-    }
+    for await (const row of csvRows(input, file)) yield csvFileRecord(position++, row);
   }
-}
-
-function asRecord(position: number, read: () => unknown): FileRecord {
-  let value: unknown;
-  try {
-    value = read();
-  } catch (err) {
-    return { position, problem: `not JSON: ${(err as Error).message}` };
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { position, problem: 'a record must be a JSON object' };
-  }
-  return { position, record: value as Record<string, unknown> };
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { type RequestChunk, requestChunks } from '../../../cli/import/request-chunks.js';
 import { csvRecord } from '../../../cli/records/csv-record.js';
-import type { FileRecord } from '../../../cli/records/read-records.js';
+import type { FileRecord } from '../../../cli/records/file-records.js';
 
 async function* fileRecords(items: FileRecord[]): AsyncGenerator<FileRecord> {
   yield* items;
