@@ -6,7 +6,7 @@ NODE_MODULES := node_modules/.package-lock.json
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
-.PHONY: help install build start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-unit test-cluster bench clean
+.PHONY: help install build console browser start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-unit test-cluster bench clean
 
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
@@ -27,8 +27,16 @@ install: $(NODE_MODULES)
 build: install
 	npm run --silent build
 
-start: install
+start: install console
 	npx tsx api/main.ts --with-workers
+
+# The web console's static files (dist/console), which the API serves at /console/.
+console: install
+	npx tsx scripts/build-console.ts
+
+# The headless Chromium the console's browser tests drive (Debian's package).
+browser:
+	scripts/services/chromium.sh install
 
 # The facade's V8 heap is capped: its live data is bounded (8 import bodies parsed at a time), and
 # without a cap V8 lets the heap grow lazily under the garbage of 500 KB bodies.
@@ -77,6 +85,7 @@ services-stop:
 
 typecheck: install
 	npx tsc --noEmit -p .
+	npx tsc --noEmit -p api/console/app
 
 lint: install
 	npx biome check .
@@ -94,9 +103,10 @@ TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/ser
 	  TEST_KAFKA_TLS_BROKERS="$$(scripts/services/kafka.sh tls-brokers)" \
 	  TEST_KAFKA_TLS_CA="$$(scripts/services/kafka.sh tls-ca)" \
 	  TEST_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
-	  TEST_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)"
+	  TEST_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)" \
+	  TEST_CHROMIUM="$$(scripts/services/chromium.sh path)"
 
-test: install services kafka-cluster typecheck lint
+test: install services kafka-cluster browser console typecheck lint
 	$(TEST_ENV) npx c8 mocha
 
 # The many-machines simulation at full size (`make test` runs it small): three brokers, two APIs,

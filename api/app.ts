@@ -12,6 +12,7 @@ import { importService } from '../pipeline/services/import-service.js';
 import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
 import { openApiDocument } from '../schemas/openapi.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
+import { consoleRoutes } from './console/serve-console.js';
 import { errorEnvelope } from './errors.js';
 import { graphqlHandler } from './graphql/handler.js';
 import { requestLog } from './request-log.js';
@@ -64,7 +65,7 @@ export function createApp({
     exports: exportService({ config, pool: db, blobs, taskCreated }),
     admin,
   };
-  for (const routes of [router, importRoutes(tasks), exportRoutes(tasks)]) {
+  for (const routes of [router, importRoutes(tasks), exportRoutes(tasks), consoleRoutes(config)]) {
     app.use(routes.routes());
     app.use(routes.allowedMethods());
   }

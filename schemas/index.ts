@@ -60,13 +60,11 @@ const configAjv = new Ajv2020({ allErrors: true, useDefaults: true, coerceTypes:
 /** Validates (and fills the defaults of) a raw configuration document. */
 export const validateConfig = configAjv.compile<ConfigDocument>(configSchema);
 
+/** How every contract is validated (the console's validators are generated with the same). */
+export const CONTRACT_AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true, discriminator: true } as const;
+
 /** The one validator of every contract: requests, records, task messages, declared attributes. */
-export const contractAjv = new Ajv2020({
-  allErrors: true,
-  strict: true,
-  allowUnionTypes: true,
-  discriminator: true,
-});
+export const contractAjv = new Ajv2020({ ...CONTRACT_AJV_OPTIONS });
 // RFC 3339 times with an offset (the export filters).
 contractAjv.addFormat('date-time', fullFormats['date-time']);
 
@@ -79,18 +77,23 @@ export const validateExportRequest = contractAjv.compile<ExportRequest>(exportRe
 /** Validates the shape of an import request (`upsert` absent means false). */
 export const validateImportRequest = contractAjv.compile<ImportRequest>(importRequestSchema);
 
+/** The import record schema with the identifier's member required, and a string. */
+export function importRecordSchemaFor(identifier: ImportIdentifier) {
+  return {
+    ...importRecordSchema,
+    $id: `import-record-by-${identifier}`,
+    required: [identifier],
+    properties: { ...importRecordSchema.properties, [identifier]: { type: 'string' } },
+  };
+}
+
 const recordValidators = new Map<ImportIdentifier, ValidateFunction<ImportRecord>>();
 
 /** A validator of import records whose identifier member is required and a string (compiled once). */
 export function importRecordValidator(identifier: ImportIdentifier): ValidateFunction<ImportRecord> {
   let validate = recordValidators.get(identifier);
   if (!validate) {
-    validate = contractAjv.compile<ImportRecord>({
-      ...importRecordSchema,
-      $id: `import-record-by-${identifier}`,
-      required: [identifier],
-      properties: { ...importRecordSchema.properties, [identifier]: { type: 'string' } },
-    });
+    validate = contractAjv.compile<ImportRecord>(importRecordSchemaFor(identifier));
     recordValidators.set(identifier, validate);
   }
   return validate;

@@ -38,10 +38,11 @@ export interface RequestChunk {
  */
 export async function* requestChunks(
   records: AsyncIterable<FileRecord>,
-  request: { readonly identifier: string; readonly upsert: boolean },
+  request: { readonly identifier: string; readonly upsert: boolean; readonly dryRun?: boolean },
   limit = REQUEST_LIMIT,
 ): AsyncGenerator<RequestChunk> {
-  const head = `{"identifier":${JSON.stringify(request.identifier)},"upsert":${request.upsert},"records":[`;
+  const dryRun = request.dryRun ? '"dry_run":true,' : '';
+  const head = `{"identifier":${JSON.stringify(request.identifier)},"upsert":${request.upsert},${dryRun}"records":[`;
   const tail = ']}';
   const frame = utf8Length(head) + utf8Length(tail);
   let index = 0;

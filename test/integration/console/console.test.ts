@@ -1,0 +1,240 @@
+/// <reference lib="dom" />
+// Functions passed to page.evaluate run in the browser, on its DOM.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { ElementHandle, Page } from 'puppeteer-core';
+import { devAdminToken } from '../../../pipeline/development-keys.js';
+import { useApiProcess } from '../../support/api-process.js';
+import { tabTo, textOnceIn, useBrowser } from '../../support/browser.js';
+import { useTestSchema } from '../../support/database.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
+
+/** Where the tests leave a picture of each screen; the current ones are committed. */
+const SCREENSHOTS = path.resolve('docs/console');
+
+/**
+ * The web console in a real headless Chromium against a real service (`make start`'s shape on a
+ * test schema, over HTTPS): sign in, import a CSV with a column mapping through a dry run, export
+ * three fields, find the imported user, and the import again with the keyboard alone.
+ */
+describe('web console', function () {
+  this.timeout(180_000);
+  const db = useTestSchema();
+  const api = useApiProcess(() => db.schema, {
+    AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
+    AZURE_STORAGE_CONTAINER: uniqueContainer(),
+  });
+  const browser = useBrowser();
+  const files = mkdtempSync(path.join(tmpdir(), 'console-files-'));
+  after(() => rmSync(files, { recursive: true, force: true }));
+  const page = () => browser.page();
+  const open = (hash: string) => page().goto(`${api().httpsUrl}/console/${hash}`, { waitUntil: 'load' });
+  const shoot = async (name: string) => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page().screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  };
+
+  afterEach(function () {
+    // Errors the API answers are shown in the page; a script error or a refused load never is.
+    const unexpected = browser.errors().filter((e) => !/status of (4\d\d)/.test(e));
+    expect(unexpected, `script errors in ${this.currentTest?.title}`).to.deep.equal([]);
+  });
+
+  before(async () => {
+    // A role for the file's records to name; one record names a role the project lacks.
+    await db().query(`INSERT INTO roles (id, key, name) VALUES (gen_random_uuid(), 'staff', 'Staff')`);
+    writeFileSync(
+      path.join(files, 'people.csv'),
+      [
+        'E-mail,Full name,Notes,Roles',
+        'ada@console.test,Ada Lovelace,first,staff',
+        'alan@console.test,Alan Turing,second,',
+        'grace@console.test,Grace Hopper,third,admirals',
+      ].join('\n'),
+    );
+  });
+
+  it('serves the page with a strict Content-Security-Policy and no inline script', async () => {
+    const res = await fetch(`${api().url}/console/`);
+    expect(res.status).to.equal(200);
+    const policy = res.headers.get('content-security-policy') ?? '';
+    expect(policy).to.include("script-src 'self'");
+    expect(policy).to.include("default-src 'none'");
+    expect(policy).not.to.include('unsafe-inline');
+    const html = await res.text();
+    expect(html).to.match(/<script type="module" src="\/console\/console.js"><\/script>/);
+    expect(html).not.to.match(/<script>(?!<)/);
+  });
+
+  it('signs in with a pasted admin token, and refuses one that does not verify', async () => {
+    await open('');
+    await page().waitForSelector('#token');
+    await shoot('sign-in');
+    await page().type('#token', 'not-a-token');
+    await page().click('button[type="submit"]');
+    await textOnceIn(page(), '#sign-in-message', /Not signed in\. InvalidAdminJWT/);
+    const token = await devAdminToken(api().dataDir, 'http://localhost');
+    await page().$eval('#token', (e) => {
+      (e as HTMLTextAreaElement).value = '';
+    });
+    await page().type('#token', token);
+    await page().click('button[type="submit"]');
+    await page().waitForSelector('#import-file');
+    expect(await page().$eval('#nav', (e) => (e as HTMLElement).hidden)).to.equal(false);
+  });
+
+  it('imports a CSV under a column mapping: preview, a dry run with a failing reason, the run, the results', async () => {
+    await open('#/import');
+    const input = (await page().waitForSelector('#import-file')) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(path.join(files, 'people.csv'));
+    await page().waitForSelector('#import-mapping:not([hidden]) input');
+    await setMapping(page(), { 'E-mail': 'email', 'Full name': 'name', Notes: '', Roles: 'roles' });
+    // The first record exactly as it will be sent: the mapped members, the Notes column left out.
+    const preview = await textOnceIn(page(), '#import-preview', /3 records in people\.csv/);
+    expect(preview).to.include('"email": "ada@console.test"');
+    expect(preview).to.include('"name": "Ada Lovelace"');
+    expect(preview).not.to.include('first');
+    await shoot('import');
+
+    await page().click('#import-dry-run');
+    const dry = await textOnceIn(page(), '#outcome-counts', /would_insert/);
+    expect(dry).to.match(/2\s*would_insert/);
+    expect(dry).to.match(/1\s*failed/);
+    await page().select('#outcome-filter', 'failed');
+    const failing = await textOnceIn(page(), '#import-outcomes table', /RoleUnknownKeys/);
+    expect(failing).to.match(/3\s+failed\s+RoleUnknownKeys: unknown role keys/);
+    await shoot('import-dry-run');
+
+    await page().click('#import-run');
+    const ran = await textOnceIn(page(), '#outcome-counts', /inserted/);
+    expect(ran).to.match(/2\s*inserted/);
+    expect(ran).to.match(/1\s*failed/);
+    await page().click('#download-ndjson');
+    const results = await browser.downloaded(/^people\.results\.ndjson$/);
+    const lines = results.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { position: number; outcome: string; user_id?: string });
+    expect(lines.map((l) => [l.position, l.outcome])).to.deep.equal([
+      [0, 'inserted'],
+      [1, 'inserted'],
+      [2, 'failed'],
+    ]);
+    expect(lines[0]?.user_id).to.be.a('string');
+    await page().click('#download-csv');
+    const csv = await browser.downloaded(/^people\.results\.csv$/);
+    expect(csv.text.split('\n')[0]).to.equal('position,outcome,user_id,reason');
+    const { rows } = await db().query<{ email: string }>(
+      `SELECT standard_attributes->>'email' AS email FROM users ORDER BY 1`,
+    );
+    expect(rows.map((r) => r.email)).to.deep.equal(['ada@console.test', 'alan@console.test']);
+    // Coming back to the screen shows the tasks this tab started.
+    await open('#/tasks');
+    await open('#/import');
+    await textOnceIn(page(), '#import-started', /people\.csv\s+import\s+userimport_\w+\s+completed/);
+  });
+
+  it('lists the tasks, newest first, with their state and outcome', async () => {
+    await open('#/tasks');
+    const list = await textOnceIn(page(), 'main table', /userimport_/);
+    expect(list).to.match(/completed/);
+    expect(list).to.match(/inserted 2/);
+    await shoot('tasks');
+  });
+
+  it('exports three fields to CSV, names checked unique, and downloads the file', async () => {
+    await open('#/export');
+    await page().waitForSelector('#export-fields li');
+    await page().select('#export-pointer', '/name');
+    await page().click('#export-add');
+    // Two columns named alike are refused before anything is sent.
+    const names = await page().$$('#export-fields input');
+    await names[2]?.click({ count: 3 });
+    await names[2]?.type('email');
+    await textOnceIn(page(), 'form [role="alert"]', /Column names must be unique: email/);
+    expect(await page().$eval('#export-start', (e) => (e as HTMLButtonElement).disabled)).to.equal(true);
+    await names[2]?.click({ count: 3 });
+    await names[2]?.type('Name');
+    await shoot('export');
+    await page().click('#export-start');
+    await page().waitForSelector('#export-download', { timeout: 60_000 });
+    await page().click('#export-download');
+    const file = await browser.downloaded(/\.csv$/);
+    const lines = file.text.trim().split('\n');
+    expect(lines[0]).to.equal('sub,email,Name');
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.split(',').slice(1).join(','))
+        .sort(),
+    ).to.deep.equal(['ada@console.test,Ada Lovelace', 'alan@console.test,Alan Turing']);
+  });
+
+  it('finds the imported user by a partial keyword and opens its page', async () => {
+    await open('#/users');
+    await page().waitForSelector('#users-keyword');
+    await page().type('#users-keyword', 'lovel');
+    await page().click('#users-search');
+    await textOnceIn(page(), '#users-results', /1 users/);
+    await shoot('users');
+    await page().click('#users-results a');
+    const heading = await textOnceIn(page(), '#user-heading', /ada@console\.test/);
+    expect(heading).to.equal('ada@console.test');
+    const body = await textOnceIn(page(), 'main', /Roles/);
+    expect(body).to.match(/staff\s+Staff/);
+    expect(body).to.include('Ada Lovelace');
+    await shoot('user');
+  });
+
+  it('imports again with the keyboard alone', async () => {
+    writeFileSync(path.join(files, 'more.csv'), 'email,name\nkay@console.test,Kay\n');
+    await open('#/import');
+    await page().waitForSelector('#import-file');
+    await page().evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await tabTo(page(), 'import-file');
+    const [chooser] = await Promise.all([page().waitForFileChooser(), page().keyboard.press('Space')]);
+    await chooser.accept([path.join(files, 'more.csv')]);
+    await textOnceIn(page(), '#import-preview', /1 records in more\.csv/);
+    await tabTo(page(), 'import-upsert');
+    await page().keyboard.press('Space');
+    await tabTo(page(), 'import-run');
+    await page().keyboard.press('Enter');
+    await textOnceIn(page(), '#outcome-counts', /1\s*inserted/);
+    const { rows } = await db().query(
+      `SELECT 1 FROM users WHERE standard_attributes->>'email' = 'kay@console.test'`,
+    );
+    expect(rows).to.have.length(1);
+  });
+
+  it('reads at a phone width', async () => {
+    await page().setViewport({ width: 390, height: 844 });
+    await open('#/import');
+    await page().waitForSelector('#import-file');
+    const overflow = await page().evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow, 'no sideways scrolling').to.be.at.most(0);
+    await shoot('import-phone');
+    await page().setViewport({ width: 1280, height: 800 });
+  });
+
+  it('shows an error of the API in words with its reason, never a blank screen', async () => {
+    await open('#/users');
+    await page().waitForSelector('#users-keyword');
+    await page().type('#users-keyword', 'x'.repeat(300));
+    await page().click('#users-search');
+    await textOnceIn(page(), '#errors', /SearchKeywordTooLong/);
+  });
+});
+
+/** Sets each CSV column's member in the mapping table. */
+async function setMapping(page: Page, members: Record<string, string>): Promise<void> {
+  for (const [column, member] of Object.entries(members)) {
+    const input = await page.$(`#import-mapping input[aria-label="Member for column ${column}"]`);
+    if (!input) throw new Error(`no mapping for column ${column}`);
+    await input.click({ count: 3 });
+    await page.keyboard.press('Backspace');
+    if (member) await input.type(member);
+    await input.evaluate((e) => e.dispatchEvent(new Event('change')));
+  }
+}

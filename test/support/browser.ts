@@ -1,0 +1,93 @@
+/// <reference lib="dom" />
+// Functions passed to page.evaluate run in the browser, on its DOM.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { eventually } from './eventually.js';
+
+/** The headless Chromium `make test` installs (scripts/services/chromium.sh). */
+export function testChromium(): string {
+  const browser = process.env.TEST_CHROMIUM;
+  if (!browser) throw new Error('TEST_CHROMIUM is not set: run the tests with `make test`');
+  return browser;
+}
+
+/** A real headless Chromium for the calling describe block, with a folder its downloads land in. */
+export interface TestBrowser {
+  readonly page: () => Page;
+  /** The page's script errors and console errors so far. */
+  readonly errors: () => string[];
+  /** Waits for a file to be downloaded whole into the folder, and returns its name and text. */
+  downloaded(name: RegExp): Promise<{ name: string; text: string }>;
+}
+
+export function useBrowser(viewport = { width: 1280, height: 800 }): TestBrowser {
+  let browser: Browser | undefined;
+  let page: Page | undefined;
+  const downloads = mkdtempSync(path.join(tmpdir(), 'console-downloads-'));
+  const errors: string[] = [];
+
+  before(async function () {
+    this.timeout(60_000);
+    browser = await puppeteer.launch({
+      executablePath: testChromium(),
+      headless: true,
+      // The service's certificate is its own (self-signed); the tests run as root.
+      args: ['--no-sandbox', '--ignore-certificate-errors', '--disable-dev-shm-usage'],
+      acceptInsecureCerts: true,
+    });
+    page = await browser.newPage();
+    page.on('pageerror', (err) => errors.push(String(err)));
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    await page.setViewport(viewport);
+    const cdp = await page.createCDPSession();
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+  });
+
+  after(async () => {
+    await browser?.close();
+    rmSync(downloads, { recursive: true, force: true });
+  });
+
+  return {
+    errors: () => [...errors],
+    page: () => {
+      if (!page) throw new Error('the browser is not started yet');
+      return page;
+    },
+    async downloaded(name) {
+      const found = await eventually(
+        async () => readdirSync(downloads).find((f) => name.test(f) && !f.endsWith('.crdownload')),
+        (f) => f !== undefined,
+        30,
+        100,
+      );
+      if (!found) throw new Error(`no download named ${name} in ${readdirSync(downloads).join(', ')}`);
+      return { name: found, text: readFileSync(path.join(downloads, found), 'utf8') };
+    },
+  };
+}
+
+/** The text of the element `selector` once it holds `expected` (30 s at most). */
+export async function textOnceIn(page: Page, selector: string, expected: RegExp): Promise<string> {
+  const text = await eventually(
+    () => page.$eval(selector, (e) => (e as HTMLElement).innerText).catch(() => ''),
+    (t) => expected.test(t),
+    60,
+    100,
+  );
+  if (!expected.test(text)) throw new Error(`${selector} never showed ${expected}; it shows: ${text}`);
+  return text;
+}
+
+/** Presses Tab until the element with this id has the focus: it is reachable by keyboard. */
+export async function tabTo(page: Page, id: string): Promise<void> {
+  for (let n = 0; n < 80; n++) {
+    if ((await page.evaluate(() => document.activeElement?.id)) === id) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`#${id} cannot be reached with Tab`);
+}
