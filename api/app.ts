@@ -65,7 +65,7 @@ export function createApp({
     exports: exportService({ config, pool: db, blobs, taskCreated }),
     admin,
   };
-  for (const routes of [router, importRoutes(tasks), exportRoutes(tasks), consoleRoutes(config)]) {
+  for (const routes of [router, importRoutes(tasks), exportRoutes(tasks), consoleRoutes(config, admin)]) {
     app.use(routes.routes());
     app.use(routes.allowedMethods());
   }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { isEmbeddedDefault, type ServiceConfig } from '../../pipeline/config.js';
 import { devAdminToken } from '../../pipeline/development-keys.js';
 import { ApiError } from '../../pipeline/errors.js';
@@ -37,12 +37,17 @@ export function consoleDirectory(): string {
 }
 
 /**
- * GET /console/ and its files, and POST /console/development-token: the web console, served by
- * the facade on the origin of the admin API it calls. The development sign-in answers only where
- * the development key signs admin tokens (the embedded default, or DEVELOPMENT_KEYS) and only to
- * a caller on this machine.
+ * GET /console/ and its files, GET /console/project.json (what the screens offer: the project's
+ * declared custom attributes, as an admin reads them) and POST /console/development-token: the web
+ * console, served by the facade on the origin of the admin API it calls. The development sign-in
+ * answers only where the development key signs admin tokens (the embedded default, or
+ * DEVELOPMENT_KEYS) and only to a caller on this machine.
  */
-export function consoleRoutes(config: ServiceConfig, directory = consoleDirectory()): Router {
+export function consoleRoutes(
+  config: ServiceConfig,
+  admin: readonly Middleware[],
+  directory = consoleDirectory(),
+): Router {
   const files = new Map<string, { body: Buffer; type: string }>();
   for (const [name, type] of Object.entries(FILES)) {
     const file = path.join(directory, name);
@@ -60,7 +65,14 @@ export function consoleRoutes(config: ServiceConfig, directory = consoleDirector
     ctx.body = file.body;
   };
   // The router takes `/console` and `/console/` alike: the page's relative paths need the slash.
-  router.get('/console', (ctx) => (ctx.path.endsWith('/') ? serve(ctx, 'index.html') : ctx.redirect('/console/')));
+  router.get('/console', (ctx) =>
+    ctx.path.endsWith('/') ? serve(ctx, 'index.html') : ctx.redirect('/console/'),
+  );
+  router.get('/console/project.json', ...admin, (ctx) => {
+    ctx.body = {
+      custom_attributes: [...config.project.customAttributes].map(([name, { type }]) => ({ name, type })),
+    };
+  });
   router.get('/console/:file', (ctx) => serve(ctx, ctx.params.file ?? ''));
 
   const development =

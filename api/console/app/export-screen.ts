@@ -32,12 +32,7 @@ export function exportScreen(main: HTMLElement, fail: (err: unknown) => void): v
     { id: 'export-pointer' },
     SPEC_POINTERS.map((p) => h('option', { value: p }, p)),
   );
-  const custom = h('input', {
-    type: 'text',
-    id: 'export-custom',
-    placeholder: 'tier',
-    pattern: '[A-Za-z0-9_]+',
-  });
+  const custom = h('select', { id: 'export-custom' });
   const fieldList = h('ol', { id: 'export-fields' });
   const problem = h('p', { role: 'alert' });
   const createdAfter = h('input', { type: 'datetime-local', id: 'export-created-after' });
@@ -212,7 +207,7 @@ export function exportScreen(main: HTMLElement, fail: (err: unknown) => void): v
     ),
     h(
       'div',
-      { class: 'row' },
+      { class: 'row', id: 'export-custom-row', hidden: true },
       labelled('Custom attribute', custom),
       h(
         'button',
@@ -232,6 +227,18 @@ export function exportScreen(main: HTMLElement, fail: (err: unknown) => void): v
       escapeFormulas,
       "Escape formulas (a cell starting with = + - @ gets a leading ')",
     ),
+  );
+  // The project's declared custom attributes: the only ones an export reads.
+  call<{ custom_attributes: { name: string; type: string }[] }>('GET', '/console/project.json').then(
+    (project) => {
+      show(
+        custom,
+        project.custom_attributes.map((a) => h('option', { value: a.name }, `${a.name} (${a.type})`)),
+      );
+      const row = columns.querySelector('#export-custom-row') as HTMLElement;
+      row.hidden = project.custom_attributes.length === 0;
+    },
+    fail,
   );
   show(
     main,

@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/browser/esm/sync';
 import { stringify } from 'csv-stringify/browser/esm/sync';
+import * as recordValidators from 'record-validators';
 import { type RequestChunk, requestChunks } from '../../../cli/import/request-chunks.js';
 import {
   type ColumnMapping,
@@ -11,7 +12,6 @@ import {
   textFileRecords,
 } from '../../../cli/records/file-records.js';
 import { importRecordSchema } from '../../../schemas/import-record.schema.js';
-import * as recordValidators from 'record-validators';
 import { call, stateOf, type Task } from './admin-api.js';
 import { count, h, labelled, saveText, show, table } from './dom.js';
 import { type Outcome, sendImport } from './send-import.js';

@@ -161,7 +161,7 @@ describe('web console', function () {
     await page().click('#export-start');
     await page().waitForSelector('#export-download', { timeout: 60_000 });
     await page().click('#export-download');
-    const file = await browser.downloaded(/\.csv$/);
+    const file = await browser.downloaded(/userexport_\w+.*\.csv$/);
     const lines = file.text.trim().split('\n');
     expect(lines[0]).to.equal('sub,email,Name');
     expect(
@@ -216,6 +216,15 @@ describe('web console', function () {
     expect(overflow, 'no sideways scrolling').to.be.at.most(0);
     await shoot('import-phone');
     await page().setViewport({ width: 1280, height: 800 });
+  });
+
+  it('signs out, and in again with the development sign-in of this machine', async () => {
+    await open('#/import');
+    await page().click('#sign-out');
+    await page().waitForSelector('#development-sign-in');
+    expect(await page().evaluate(() => sessionStorage.length)).to.equal(0);
+    await page().click('#development-sign-in');
+    await page().waitForSelector('#import-file');
   });
 
   it('shows an error of the API in words with its reason, never a blank screen', async () => {
