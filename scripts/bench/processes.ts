@@ -74,9 +74,14 @@ async function spawnUntilReady(
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // What it wrote, for the error when it stops before it is ready (its log lines name why).
+  let output = '';
   await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes(ready) && resolve());
-    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+      if (output.includes(ready)) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
   });
   return {
     pid: child.pid,

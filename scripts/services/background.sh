@@ -19,7 +19,8 @@ await_listening() {
   exit 1
 }
 
-# stop_background DIR: stops the server of DIR/pid (SIGTERM, then waits up to 30 s).
+# stop_background DIR: stops the server of DIR/pid: SIGTERM, up to 30 s to exit, then SIGKILL. It
+# returns once the process is gone, so that its port is free for the next start.
 stop_background() {
   local dir=$1
   [ -f "$dir/pid" ] || return 0
@@ -27,5 +28,10 @@ stop_background() {
   pid=$(cat "$dir/pid")
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "$dir: no exit 30 s after SIGTERM; SIGKILL" >&2
+    kill -9 "$pid" 2>/dev/null || true
+    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  fi
   rm -f "$dir/pid"
 }

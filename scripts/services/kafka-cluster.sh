@@ -56,7 +56,9 @@ case "${1:-start}" in
     for n in "${nodes[@]}"; do await_listening "kafka node $n" "$(port_of "$n")" "$base/$n" "$base/$n/stdout.log"; done
     ;;
   stop)
-    for n in "${nodes[@]}"; do stop_background "$base/$n"; done
+    # All at once: a node stopped after its quorum is gone waits for a controller that never comes.
+    for n in "${nodes[@]}"; do stop_background "$base/$n" & done
+    wait
     ;;
   start-node)
     start_node "$2"
