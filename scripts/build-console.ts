@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { build } from 'esbuild';
-import { CONTRACT_AJV_OPTIONS, importRecordSchemaFor } from '../schemas/index.js';
 import { importRequestSchema } from '../schemas/import-request.schema.js';
+import { CONTRACT_AJV_OPTIONS, importRecordSchemaFor } from '../schemas/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

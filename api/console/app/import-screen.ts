@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/browser/esm/sync';
 import { stringify } from 'csv-stringify/browser/esm/sync';
-import * as recordValidators from 'record-validators';
+import { email, phone_number, preferred_username } from 'record-validators';
 import { type RequestChunk, requestChunks } from '../../../cli/import/request-chunks.js';
 import {
   type ColumnMapping,
@@ -40,6 +40,9 @@ const started = {
 const csvRows = (text: string) => parse(text, { ...CSV_OPTIONS }) as Record<string, string>[];
 const csvHeader = (text: string) =>
   ((parse(text, { bom: true, to_line: 1 }) as string[][])[0] ?? []).map(String);
+
+/** The record checks of each identifier, generated from the schema the workers check with. */
+const RECORD_VALIDATORS = { email, phone_number, preferred_username };
 
 /** The members an import record has, for the mapping's suggestions. */
 const MEMBERS = Object.keys(importRecordSchema.properties).sort();
@@ -132,7 +135,7 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
 
   /** The first records as sent, and every record's problem: the file's own, or the schema's. */
   const renderPreview = () => {
-    const validate = recordValidators[identifier.value as keyof typeof recordValidators];
+    const validate = RECORD_VALIDATORS[identifier.value as keyof typeof RECORD_VALIDATORS];
     const problems: { position: number; problem: string }[] = [];
     for (const item of records) {
       if ('problem' in item) problems.push(item);
