@@ -61,7 +61,12 @@ const configAjv = new Ajv2020({ allErrors: true, useDefaults: true, coerceTypes:
 export const validateConfig = configAjv.compile<ConfigDocument>(configSchema);
 
 /** How every contract is validated (the console's validators are generated with the same). */
-export const CONTRACT_AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true, discriminator: true } as const;
+export const CONTRACT_AJV_OPTIONS = {
+  allErrors: true,
+  strict: true,
+  allowUnionTypes: true,
+  discriminator: true,
+} as const;
 
 /** The one validator of every contract: requests, records, task messages, declared attributes. */
 export const contractAjv = new Ajv2020({ ...CONTRACT_AJV_OPTIONS });
