@@ -304,6 +304,68 @@ export const openApiDocument = {
         responses: { '200': { description: 'A GraphQL response' }, ...common },
       },
     },
+    '/console': {
+      get: {
+        summary: 'The web console (docs/console.md), at /console/ (/console redirects there)',
+        security: [],
+        responses: {
+          '200': { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
+        },
+      },
+    },
+    '/console/{file}': {
+      get: {
+        summary: "The console's script (console.js) and stylesheet (console.css)",
+        security: [],
+        parameters: [
+          { name: 'file', in: 'path', required: true, schema: { enum: ['console.js', 'console.css'] } },
+        ],
+        responses: {
+          '200': { description: 'The file' },
+          '404': errorResponse('No such file, or the console is not built (NotFound)'),
+        },
+      },
+    },
+    '/console/project.json': {
+      get: {
+        summary: "What the console offers: the project's declared custom attributes",
+        responses: {
+          '200': {
+            description: 'The declared custom attributes, in the order the project declares them',
+            content: json({
+              type: 'object',
+              required: ['custom_attributes'],
+              properties: {
+                custom_attributes: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['name', 'type'],
+                    properties: { name: { type: 'string' }, type: { type: 'string' } },
+                  },
+                },
+              },
+            }),
+          },
+          ...common,
+        },
+      },
+    },
+    '/console/development-token': {
+      post: {
+        summary:
+          'The development sign-in: an admin JWT from the development key, only where that key signs admin tokens and only to this machine',
+        security: [],
+        responses: {
+          '200': {
+            description: 'A token valid one hour',
+            content: json({ type: 'object', properties: { token: { type: 'string' } } }),
+          },
+          '403': errorResponse('Not from this machine (InvalidAdminJWT)'),
+          '404': errorResponse('No development sign-in here (NotFound)'),
+        },
+      },
+    },
     '/_api/admin/openapi.json': {
       get: {
         summary: 'This document',
