@@ -5,6 +5,9 @@
  * a member here, so that an export can be imported as it is.
  */
 const nullableString = { type: ['string', 'null'] } as const;
+/** An RFC 3339 time with its offset (read as the instant it names, stored and answered in UTC). */
+const time = { type: 'string', format: 'date-time' } as const;
+const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
 /** The most roles or groups one record may give a user, and the most identities or TOTPs. */
 export const RECORD_ARRAY_LIMITS = { roles: 1_000, identities: 100, totps: 10 } as const;
@@ -35,6 +38,8 @@ const password = {
     salt: { type: 'string', minLength: 1 },
     salt_encoding: { enum: ['utf8', 'hex', 'base64'] },
     salt_position: { enum: ['prefix', 'suffix'] },
+    /** The password must be changed after this time. */
+    expire_after: time,
   },
 } as const;
 
@@ -152,6 +157,9 @@ export const importRecordSchema = {
       uniqueItems: true,
     },
     disabled: { type: 'boolean' },
+    /** The period the account may be used in: present sets a bound, null removes it. */
+    account_valid_from: nullableTime,
+    account_valid_until: nullableTime,
     password,
     identities: { type: 'array', maxItems: RECORD_ARRAY_LIMITS.identities, items: identity },
     mfa: {

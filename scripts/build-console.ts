@@ -5,8 +5,9 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { _, Ajv2020 } from 'ajv/dist/2020.js';
 import standaloneCode from 'ajv/dist/standalone/index.js';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { build } from 'esbuild';
 import { importRequestSchema } from '../schemas/import-request.schema.js';
 import { CONTRACT_AJV_OPTIONS, importRecordSchemaFor } from '../schemas/index.js';
@@ -18,7 +19,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * Content-Security-Policy forbids the eval Ajv compiles with at run time.
  */
 function recordValidatorsCode(): string {
-  const ajv = new Ajv2020({ ...CONTRACT_AJV_OPTIONS, code: { source: true, esm: true } });
+  const ajv = new Ajv2020({
+    ...CONTRACT_AJV_OPTIONS,
+    // The generated code takes the date-time check from the package the service's validator uses.
+    code: { source: true, esm: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
+  });
+  ajv.addFormat('date-time', fullFormats['date-time']);
   const names: Record<string, string> = {};
   for (const identifier of importRequestSchema.properties.identifier.enum) {
     const schema = importRecordSchemaFor(identifier);

@@ -68,8 +68,16 @@ export const UserType = new GraphQLObjectType<UserRecord, GraphQLContext>({
     isDeactivated: neutral(GraphQLBoolean, false),
     temporarilyDisabledFrom: neutral(DateTimeType, null),
     temporarilyDisabledUntil: neutral(DateTimeType, null),
-    accountValidFrom: neutral(DateTimeType, null),
-    accountValidUntil: neutral(DateTimeType, null),
+    accountValidFrom: {
+      type: DateTimeType,
+      description: 'The account may be used from this time on (null: from any time)',
+      resolve: (u) => u.account_valid_from,
+    },
+    accountValidUntil: {
+      type: DateTimeType,
+      description: 'The account may be used until this time (null: without end)',
+      resolve: (u) => u.account_valid_until,
+    },
     deleteAt: neutral(DateTimeType, null),
     anonymizeAt: neutral(DateTimeType, null),
     endUserAccountID: {

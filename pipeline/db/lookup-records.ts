@@ -6,6 +6,9 @@ export interface UserRecord {
   readonly created_at: Date;
   readonly updated_at: Date;
   readonly last_login_at: Date | null;
+  /** The period the account may be used in; null: open on that side. */
+  readonly account_valid_from: Date | null;
+  readonly account_valid_until: Date | null;
   readonly is_disabled: boolean;
   /** Stored standard attributes plus `email_verified`, `phone_number_verified` and `updated_at` (epoch s). */
   readonly standard_attributes: Readonly<Record<string, unknown>>;
@@ -73,7 +76,8 @@ const IDENTITY_ORDER = { order: 'i.created_at, i.id' };
  * correlated subquery on a user_id index, so a lookup stays one round trip.
  */
 export const USER_RECORD_COLUMNS = `
-  u.id, u.created_at, u.updated_at, u.last_login_at, u.is_disabled, u.custom_attributes,
+  u.id, u.created_at, u.updated_at, u.last_login_at, u.account_valid_from, u.account_valid_until,
+  u.is_disabled, u.custom_attributes,
   u.standard_attributes
     || jsonb_strip_nulls(jsonb_build_object(
          'email_verified', ${verifiedClaimSql('email')},

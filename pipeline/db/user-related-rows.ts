@@ -83,7 +83,17 @@ export const WRITTEN_COLUMNS = {
     'claims',
   ],
   verified_claims: ['id', 'user_id', 'name', 'value'],
-  authenticators: ['id', 'user_id', 'kind', 'type', 'password_hash', 'email', 'phone', 'totp_secret'],
+  authenticators: [
+    'id',
+    'user_id',
+    'kind',
+    'type',
+    'password_hash',
+    'email',
+    'phone',
+    'totp_secret',
+    'expire_after',
+  ],
   user_roles: ['user_id', 'role_id'],
   user_groups: ['user_id', 'group_id'],
 } as const satisfies Record<string, readonly string[]>;

@@ -101,6 +101,7 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   const record: UserRecord = { sub: user.id };
   put(record, 'created_at', user.created_at);
   put(record, 'updated_at', user.updated_at);
+  put(record, 'last_login_at', user.last_login_at);
   for (const name of STANDARD_ATTRIBUTES) {
     if (name === 'email_verified') put(record, name, isVerified(standard, 'email', rows.verifiedClaims));
     else if (name === 'phone_number_verified')
@@ -110,6 +111,8 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   record.roles = rows.roles;
   record.groups = rows.groups;
   record.disabled = user.is_disabled === 'true';
+  put(record, 'account_valid_from', user.account_valid_from);
+  put(record, 'account_valid_until', user.account_valid_until);
   const primary = rows.authenticators.find((a) => a.kind === 'primary' && a.type === 'password');
   put(record, 'password', primary && passwordOf(primary));
   record.identities = rows.identities.map(identityOf);
@@ -164,12 +167,18 @@ function isVerified(
   return verified.some((v) => v.name === claim && v.value === value);
 }
 
-/** A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts). */
+/**
+ * A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts),
+ * and `expire_after` when the password must be changed after a time.
+ */
 function passwordOf(authenticator: Row<'authenticator'>): UserRecord | undefined {
   const hash = authenticator.password_hash;
   if (hash === null) return undefined;
   const type = hash.startsWith('$2') ? 'bcrypt' : (hash.split('$')[1] ?? '').replaceAll('-', '_');
-  return { type, password_hash: hash };
+  const expiry = authenticator.expire_after;
+  return expiry === null
+    ? { type, password_hash: hash }
+    : { type, password_hash: hash, expire_after: expiry };
 }
 
 function identityOf(identity: Row<'identity'>): UserRecord {

@@ -16,12 +16,12 @@ export interface ExportFilters {
 }
 
 /** The pointers of the user's times: the records carry them only when a CSV column asks for one. */
-export const TIME_POINTERS: readonly string[] = ['/created_at', '/updated_at'];
+export const TIME_POINTERS: readonly string[] = ['/created_at', '/updated_at', '/last_login_at'];
 
 /** What the records of one export carry besides the spec's members, and which users they are. */
 export interface SnapshotSettings {
   readonly filters?: ExportFilters | undefined;
-  /** `created_at` and `updated_at` (TIME_POINTERS). */
+  /** `created_at`, `updated_at` and `last_login_at` (TIME_POINTERS). */
   readonly times?: boolean;
   /** `password` and `mfa.password` (include_password_hashes). */
   readonly passwordHashes?: boolean;

@@ -44,7 +44,17 @@ export type RowKind = (typeof ROW_KINDS)[number];
 
 /** The value columns a row of each kind carries after its kind, in order (all text). */
 export const ROW_COLUMNS = {
-  user: ['id', 'is_disabled', 'standard_attributes', 'custom_attributes', 'created_at', 'updated_at'],
+  user: [
+    'id',
+    'is_disabled',
+    'standard_attributes',
+    'custom_attributes',
+    'created_at',
+    'updated_at',
+    'last_login_at',
+    'account_valid_from',
+    'account_valid_until',
+  ],
   identity: [
     'type',
     'login_id_key',
@@ -62,7 +72,7 @@ export const ROW_COLUMNS = {
   ],
   role: ['key'],
   group: ['key'],
-  authenticator: ['kind', 'type', 'password_hash', 'email', 'phone', 'totp_secret'],
+  authenticator: ['kind', 'type', 'password_hash', 'email', 'phone', 'totp_secret', 'expire_after'],
   verified_claim: ['name', 'value'],
 } as const satisfies Record<RowKind, readonly string[]>;
 
@@ -83,7 +93,7 @@ interface RowSource {
 /** What the records carry besides the spec's members, and which users. */
 export interface RecordsStatementOptions {
   readonly conditions: UserConditions;
-  /** `created_at` and `updated_at` (TIME_POINTERS). */
+  /** `created_at`, `updated_at` and `last_login_at` (TIME_POINTERS). */
   readonly times: boolean;
   /** Password hashes are read (include_password_hashes); otherwise they never leave Postgres. */
   readonly passwordHashes: boolean;
@@ -99,6 +109,9 @@ function rowSources({ times, passwordHashes }: RecordsStatementOptions): Record<
         'u.custom_attributes::text',
         times ? utcTime('u.created_at') : 'NULL',
         times ? utcTime('u.updated_at') : 'NULL',
+        times ? utcTime('u.last_login_at') : 'NULL',
+        utcTime('u.account_valid_from'),
+        utcTime('u.account_valid_until'),
       ],
     },
     identity: {
@@ -138,6 +151,7 @@ function rowSources({ times, passwordHashes }: RecordsStatementOptions): Record<
         'a.email',
         'a.phone',
         'a.totp_secret',
+        passwordHashes ? utcTime('a.expire_after') : 'NULL',
       ],
       join: joinRelated(RELATED.authenticators),
       // The primary password is part of the record only with its hash.

@@ -13,6 +13,35 @@ export function readSub(record: ImportRecord, causes: SchemaCause[]): string | u
   return undefined;
 }
 
+/** The account's validity period as a record sets it: a bound in UTC, null to remove, absent to keep. */
+export interface Validity {
+  readonly from?: string | null;
+  readonly until?: string | null;
+}
+
+/** An RFC 3339 time (checked by the schema) as the instant it names, in UTC. */
+const utc = (time: string): string => new Date(time).toISOString();
+
+/** `account_valid_from` and `account_valid_until`; a period that ends before it begins fails. */
+export function readValidity(record: ImportRecord, causes: SchemaCause[]): Validity {
+  const { account_valid_from: from, account_valid_until: until } = record;
+  const validity: { from?: string | null; until?: string | null } = {};
+  if (from !== undefined) validity.from = from === null ? null : utc(from);
+  if (until !== undefined) validity.until = until === null ? null : utc(until);
+  if (
+    typeof validity.from === 'string' &&
+    typeof validity.until === 'string' &&
+    validity.from > validity.until
+  ) {
+    causes.push({
+      location: '/account_valid_until',
+      kind: 'conflict',
+      details: { message: 'account_valid_until is before account_valid_from' },
+    });
+  }
+  return validity;
+}
+
 type MfaMembers = { mfaEmail?: string | null; mfaPhone?: string | null };
 
 /**
@@ -62,7 +91,7 @@ export function readSecrets(
   record: ImportRecord,
   project: ProjectConfig,
   causes: SchemaCause[],
-): { password?: string; mfaPassword?: string; totpSecrets: string[] } {
+): { password?: string; passwordExpireAfter?: string; mfaPassword?: string; totpSecrets: string[] } {
   const stored = (input: PasswordInput | undefined, location: string): string | undefined => {
     if (input === undefined) return undefined;
     const result = storedPasswordHash(input, project.passwordHashes.firebaseScrypt);
@@ -80,8 +109,10 @@ export function readSecrets(
       details: { message: 'give mfa.totp or mfa.totps, not both' },
     });
   }
+  const expireAfter = record.password?.expire_after;
   return {
     ...(password === undefined ? {} : { password }),
+    ...(password === undefined || expireAfter === undefined ? {} : { passwordExpireAfter: utc(expireAfter) }),
     ...(mfaPassword === undefined ? {} : { mfaPassword }),
     totpSecrets: (totps ?? (totp ? [totp] : [])).map((t) => t.secret),
   };

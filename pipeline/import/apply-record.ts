@@ -23,6 +23,8 @@ export function newUser(valid: ValidRecord, id: string): UserState {
     mfaPhone: undefined,
     roles: new Set(),
     groups: new Set(),
+    validFrom: null,
+    validUntil: null,
     secrets: valid.secrets,
   };
 }
@@ -71,6 +73,8 @@ function applyCommon(valid: ValidRecord, user: UserState, project: ProjectConfig
     if (value === null) delete user.custom[name];
     else user.custom[name] = value;
   }
+  if (valid.validity.from !== undefined) user.validFrom = valid.validity.from;
+  if (valid.validity.until !== undefined) user.validUntil = valid.validity.until;
   if (record.roles) user.roles = new Set(record.roles);
   if (record.groups) user.groups = new Set(record.groups);
   for (const slot of ['mfaEmail', 'mfaPhone'] as const) {

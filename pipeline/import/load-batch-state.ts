@@ -13,6 +13,8 @@ interface LoadedUser {
   standard_attributes: Record<string, unknown>;
   custom_attributes: Record<string, unknown>;
   is_disabled: boolean;
+  account_valid_from: string | null;
+  account_valid_until: string | null;
   login_ids: { id: string; key: LoginIdKey; value: string; original: string }[];
   oauth: OAuthState[];
   verified: { name: 'email' | 'phone_number'; value: string }[];
@@ -132,8 +134,12 @@ async function probeOwners(
   return rows;
 }
 
+/** A time as Date.toISOString writes it (UTC, milliseconds): the form records' times are compared in. */
+const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 const LOAD_USERS = `
   SELECT u.id, u.standard_attributes, u.custom_attributes, u.is_disabled,
+    ${isoTime('u.account_valid_from')} AS account_valid_from, ${isoTime('u.account_valid_until')} AS account_valid_until,
     ${relatedJson(
       RELATED.loginIds,
       `json_build_object('id', i.id, 'key', i.login_id_key, 'value', i.login_id, 'original', i.original_login_id)`,
@@ -172,6 +178,8 @@ function toUserState(row: LoadedUser): UserState {
     mfaPhone: oob('oob_otp_sms'),
     roles: new Set(row.roles),
     groups: new Set(row.groups),
+    validFrom: row.account_valid_from,
+    validUntil: row.account_valid_until,
     secrets: { totpSecrets: [] },
   };
 }

@@ -9,7 +9,7 @@ import {
   type ImportOptions,
   ownerKey,
 } from './import-batch.js';
-import { checkKeys, checkSub, claimIdentities } from './record-conflicts.js';
+import { checkKeys, checkSub, checkValidity, claimIdentities } from './record-conflicts.js';
 import { redactRecord } from './secret-members.js';
 import { cloneUserState, type UserState } from './user-state.js';
 import type { PreparedRecord } from './validate-record.js';
@@ -82,7 +82,10 @@ export function planBatch(
     const working = existing ? cloneUserState(existing) : newUser(valid, userId);
     if (isInsert) applyInsert(valid, working, options.project);
     else applyUpdate(valid, working, options.project);
-    const failure = checkKeys(valid.record, state) ?? claimIdentities(working, existing, state.owners);
+    const failure =
+      checkKeys(valid.record, state) ??
+      checkValidity(working) ??
+      claimIdentities(working, existing, state.owners);
     if (failure) {
       details.push({ index, outcome: 'failed', record, errors: [envelopeError(failure)] });
       continue;

@@ -29,6 +29,21 @@ export function checkSub(
   return new ApiError('UserIDConflict', 'sub is the id of another user', { sub });
 }
 
+/** The account's period, as the record leaves it with the bound it kept, must not end before it begins. */
+export function checkValidity(user: UserState): ApiError | undefined {
+  if (user.validFrom === null || user.validUntil === null || user.validFrom <= user.validUntil)
+    return undefined;
+  return new ApiError('ValidationFailed', 'invalid record', {
+    causes: [
+      {
+        location: '/account_valid_until',
+        kind: 'conflict',
+        details: { message: 'the account would be valid until before it is valid from' },
+      },
+    ],
+  });
+}
+
 /** Roles and groups must exist before an import assigns them. */
 export function checkKeys(record: ImportRecord, state: BatchState): ApiError | undefined {
   const unknownRoles = (record.roles ?? []).filter((k) => !state.roleIds.has(k));

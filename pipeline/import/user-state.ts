@@ -39,8 +39,19 @@ export interface UserState {
   mfaPhone: OobState | undefined;
   roles: Set<string>;
   groups: Set<string>;
-  /** Secrets set only when the user is created (decisions 3.2: IGNORED on update). */
-  secrets: { password?: string; mfaPassword?: string; totpSecrets: readonly string[] };
+  /** The period the account may be used in (UTC, RFC 3339); null: open on that side. */
+  validFrom: string | null;
+  validUntil: string | null;
+  /**
+   * Secrets set only when the user is created (decisions 3.2: IGNORED on update), with the time
+   * after which the password must be changed.
+   */
+  secrets: {
+    password?: string;
+    passwordExpireAfter?: string;
+    mfaPassword?: string;
+    totpSecrets: readonly string[];
+  };
 }
 
 /**

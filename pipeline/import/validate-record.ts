@@ -11,10 +11,11 @@ import { ApiError } from '../errors.js';
 import { KEY_OF_ATTRIBUTE, LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
 import { normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
 import { unstorableStrings } from '../storable-text.js';
-import { readMfa, readSecrets, readSub } from './account-members.js';
+import { readMfa, readSecrets, readSub, readValidity, type Validity } from './account-members.js';
 import { customAttributeChecks } from './custom-attributes.js';
 import { mergeLoginIds, type Normalizers, type OAuthIdentity, readIdentities } from './identity-members.js';
 import type { IndexedRecord } from './parse-records.js';
+import type { UserState } from './user-state.js';
 
 /** A record that passed validation, with its login id values normalized (null: to delete). */
 export interface ValidRecord {
@@ -31,8 +32,10 @@ export interface ValidRecord {
   /** Second-factor email and phone (from `mfa.email` or `mfa.emails`; null: to remove). */
   readonly mfaEmail?: string | null;
   readonly mfaPhone?: string | null;
-  /** The password hashes as stored (password-formats.ts), and the TOTP secrets. */
-  readonly secrets: { password?: string; mfaPassword?: string; totpSecrets: readonly string[] };
+  /** The account's validity period (UTC; null: to remove). */
+  readonly validity: Validity;
+  /** The password hashes as stored (password-formats.ts), when the password expires, and the TOTP secrets. */
+  readonly secrets: UserState['secrets'];
 }
 
 /** A validator of records for one import: schema and formats, per the project's configuration. */
@@ -85,6 +88,7 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
     const sub = readSub(record, causes);
     const mfa = readMfa(record, causes);
     const secrets = readSecrets(record, project, causes);
+    const validity = readValidity(record, causes);
     for (const [name, value] of Object.entries(record.custom_attributes ?? {})) {
       const check = customAttributes.get(name);
       if (!check || value === null) continue;
@@ -101,6 +105,7 @@ export function recordValidator(identifier: ImportIdentifier, project: ProjectCo
         ...(sub === undefined ? {} : { sub }),
         ...(identities.oauth === undefined ? {} : { oauth: identities.oauth }),
         ...mfa,
+        validity,
         secrets,
       },
     };

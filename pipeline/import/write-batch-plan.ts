@@ -29,13 +29,21 @@ interface BatchRows {
   readonly groupsReset: string[];
 }
 
-const USER_COLUMNS = ['id', 'is_disabled', 'standard_attributes', 'custom_attributes'];
+const USER_COLUMNS = [
+  'id',
+  'is_disabled',
+  'standard_attributes',
+  'custom_attributes',
+  'account_valid_from',
+  'account_valid_until',
+];
 
 /** The changed users of a batch: loaded with COPY, then updated from here. */
 const IMPORT_USERS = scratchTableSql(
   'import_users',
   `id uuid NOT NULL, is_disabled boolean NOT NULL,
-   standard_attributes jsonb NOT NULL, custom_attributes jsonb NOT NULL`,
+   standard_attributes jsonb NOT NULL, custom_attributes jsonb NOT NULL,
+   account_valid_from timestamptz, account_valid_until timestamptz`,
 );
 
 /**
@@ -60,7 +68,8 @@ export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state:
     await copyRows(client, 'import_users', USER_COLUMNS, rows.updated);
     await client.query(
       `UPDATE users u SET standard_attributes = r.standard_attributes, custom_attributes = r.custom_attributes,
-              is_disabled = r.is_disabled, updated_at = now()
+              is_disabled = r.is_disabled, account_valid_from = r.account_valid_from,
+              account_valid_until = r.account_valid_until, updated_at = now()
          FROM import_users r WHERE u.id = r.id`,
     );
   }
@@ -112,7 +121,7 @@ function batchRows(plan: BatchPlan, state: BatchState): BatchRows {
   };
   let n = 0;
   for (const { before, after } of plan.changed.values()) {
-    const row = [after.id, after.disabled, after.standard, after.custom];
+    const row = [after.id, after.disabled, after.standard, after.custom, after.validFrom, after.validUntil];
     if (before) rows.updated.push(row);
     else rows.created.push({ n, row });
     n++;
@@ -147,7 +156,7 @@ function batchRows(plan: BatchPlan, state: BatchState): BatchRows {
       if (old) rows.deletedAuthenticators.push(old.id);
       if (now) {
         const [email, phone] = slot === 'mfaEmail' ? [now.value, null] : [null, now.value];
-        rows.authenticators.push([now.id, after.id, 'secondary', type, null, email, phone, null]);
+        rows.authenticators.push([now.id, after.id, 'secondary', type, null, email, phone, null, null]);
       }
     }
     if (!before) rows.authenticators.push(...secretAuthenticators(after));
@@ -208,11 +217,23 @@ function oauthRow(userId: string, o: OAuthState): Row {
 /** Password, MFA password and TOTP: stored only when the user is created (decisions 3.2). */
 function secretAuthenticators(user: UserState): Row[] {
   const rows: Row[] = [];
-  const { password, mfaPassword, totpSecrets } = user.secrets;
-  if (password) rows.push([newRowId(), user.id, 'primary', 'password', password, null, null, null]);
-  if (mfaPassword) rows.push([newRowId(), user.id, 'secondary', 'password', mfaPassword, null, null, null]);
+  const { password, passwordExpireAfter, mfaPassword, totpSecrets } = user.secrets;
+  if (password)
+    rows.push([
+      newRowId(),
+      user.id,
+      'primary',
+      'password',
+      password,
+      null,
+      null,
+      null,
+      passwordExpireAfter ?? null,
+    ]);
+  if (mfaPassword)
+    rows.push([newRowId(), user.id, 'secondary', 'password', mfaPassword, null, null, null, null]);
   for (const secret of totpSecrets)
-    rows.push([newRowId(), user.id, 'secondary', 'totp', null, null, null, secret]);
+    rows.push([newRowId(), user.id, 'secondary', 'totp', null, null, null, secret, null]);
   return rows;
 }
 

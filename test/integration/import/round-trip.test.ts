@@ -92,6 +92,8 @@ function variedRecords(): Record<string, unknown>[] {
     {
       email: 'bob@example.com',
       disabled: true,
+      account_valid_from: '2026-01-01T09:00:00+09:00',
+      account_valid_until: '2027-01-01T00:00:00Z',
       roles: ['viewer'],
       identities: [
         {
@@ -115,7 +117,7 @@ function variedRecords(): Record<string, unknown>[] {
   for (const [i, vector] of PASSWORD_VECTORS.entries()) {
     records.push({
       email: `hash${i}@example.com`,
-      password: vector.input,
+      password: i === 0 ? { ...vector.input, expire_after: '2026-06-01T00:00:00Z' } : vector.input,
       ...(i % 3 === 0 ? { mfa: { password: vector.input } } : {}),
     });
   }
@@ -191,6 +193,16 @@ describe('round trip: ndjson export -> import into an empty project -> export', 
     expect(ann).to.deep.include({ roles: ['admin', 'editor'], groups: ['staff'], disabled: false });
     const bob = JSON.parse(ndjsonLines(second)[1] ?? '{}');
     expect(bob.disabled).to.equal(true);
+    // The account's period, read as UTC, and a password's expiry go round too.
+    expect(bob).to.deep.include({
+      account_valid_from: '2026-01-01T00:00:00.000000Z',
+      account_valid_until: '2027-01-01T00:00:00.000000Z',
+    });
+    expect(ann).not.to.have.property('account_valid_from');
+    const hashed = ndjsonLines(second).map((l) => JSON.parse(l) as { password?: { expire_after?: string } });
+    expect(hashed.filter((r) => r.password?.expire_after).map((r) => r.password?.expire_after)).to.deep.equal(
+      ['2026-06-01T00:00:00.000000Z'],
+    );
     expect(bob.identities[0]).to.deep.equal({
       type: 'oauth',
       oauth: {

@@ -34,6 +34,8 @@ function existingUser(): UserState {
     mfaPhone: undefined,
     roles: new Set(['r']),
     groups: new Set(),
+    validFrom: '2026-01-01T00:00:00.000Z',
+    validUntil: null,
     secrets: { totpSecrets: [] },
   };
 }
@@ -79,6 +81,34 @@ describe('import/plan-batch', () => {
     expect(after?.custom).to.deep.equal({ tier: 'silver' });
     expect(after?.disabled).to.equal(true);
     expect([...(after?.roles ?? [])]).to.deep.equal(['r']);
+  });
+
+  it("keeps, sets or removes each bound of the account's period, read as UTC, and fails one that ends before it begins", () => {
+    const kept = plan([{ email: 'old@example.com', account_valid_until: '2027-06-01T12:00:00+02:00' }], true);
+    expect(kept.changed.get('u-1')?.after).to.deep.include({
+      validFrom: '2026-01-01T00:00:00.000Z',
+      validUntil: '2027-06-01T10:00:00.000Z',
+    });
+    const removed = plan([{ email: 'old@example.com', account_valid_from: null }], true);
+    expect(removed.changed.get('u-1')?.after).to.deep.include({ validFrom: null, validUntil: null });
+    // The record's own period, and the period it leaves with the bound the user kept.
+    for (const record of [
+      {
+        email: 'new@example.com',
+        account_valid_from: '2026-02-01T00:00:00Z',
+        account_valid_until: '2026-01-01T00:00:00Z',
+      },
+      { email: 'old@example.com', account_valid_until: '2025-12-31T23:59:59Z' },
+    ]) {
+      const failed = plan([record], true);
+      expect(failed.details[0]?.outcome, JSON.stringify(record)).to.equal('failed');
+      expect(failed.details[0]?.errors?.[0]).to.deep.include({ reason: 'ValidationFailed' });
+      expect(JSON.stringify(failed.details[0]?.errors)).to.include('/account_valid_until');
+      expect(failed.changed.size).to.equal(0);
+    }
+    expect(
+      plan([{ email: 'x@example.com', account_valid_from: 'tomorrow' }], true).details[0]?.outcome,
+    ).to.equal('failed');
   });
 
   it('records no change when an update changes nothing', () => {
