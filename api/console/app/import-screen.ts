@@ -1,5 +1,4 @@
 import { parse } from 'csv-parse/browser/esm/sync';
-import { stringify } from 'csv-stringify/browser/esm/sync';
 import { email, phone_number, preferred_username } from 'record-validators';
 import { type RequestChunk, requestChunks } from '../../../cli/import/request-chunks.js';
 import {
@@ -12,30 +11,16 @@ import {
   textFileRecords,
 } from '../../../cli/records/file-records.js';
 import { importRecordSchema } from '../../../schemas/import-record.schema.js';
-import { call, stateOf, type Task } from './admin-api.js';
-import { count, h, labelled, saveText, show, table } from './dom.js';
-import { type Outcome, sendImport } from './send-import.js';
+import { count, h, labelled, show, table } from './dom.js';
+import { outcomesView } from './import-outcomes.js';
+import { sendImport } from './send-import.js';
+import { startedImports, startedImportsView } from './started-imports.js';
 
 /** The largest file the console reads (it holds the file in the tab); larger ones: `userctl import`. */
 const MAX_FILE_BYTES = 100 * 1024 * 1024;
-/** Records shown in the preview, and outcomes per page of the outcome table. */
+/** Records shown in the preview, and problems listed before sending. */
 const PREVIEW = 5;
-const PAGE = 50;
-const STARTED_KEY = 'users-console.imports';
-
-/** The imports this tab started: shown again when the admin comes back to the screen. */
-interface StartedImport {
-  readonly file: string;
-  readonly dryRun: boolean;
-  readonly at: string;
-  readonly tasks: string[];
-}
-
-const started = {
-  all: (): StartedImport[] => JSON.parse(sessionStorage.getItem(STARTED_KEY) ?? '[]') as StartedImport[],
-  add: (entry: StartedImport) =>
-    sessionStorage.setItem(STARTED_KEY, JSON.stringify([entry, ...started.all()].slice(0, 20))),
-};
+const PROBLEMS_SHOWN = 50;
 
 const csvRows = (text: string) => parse(text, { ...CSV_OPTIONS }) as Record<string, string>[];
 const csvHeader = (text: string) =>
@@ -165,7 +150,7 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
           table(
             'Problems',
             ['Record', 'Problem'],
-            problems.slice(0, PAGE).map((p) => [String(p.position + 1), p.problem]),
+            problems.slice(0, PROBLEMS_SHOWN).map((p) => [String(p.position + 1), p.problem]),
           ),
         ),
     );
@@ -229,14 +214,10 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
       { identifier: identifier.value, upsert: upsert.checked, dryRun: dry },
     ))
       chunks.push(chunk);
-    const entry: StartedImport = { file: fileName, dryRun: dry, at: new Date().toISOString(), tasks: [] };
+    const entry = startedImports.begin(fileName, dry);
     try {
       const result = await sendImport(chunks, {
-        onTask: (id) => {
-          entry.tasks.push(id);
-          if (entry.tasks.length === 1) started.add(entry);
-          else sessionStorage.setItem(STARTED_KEY, JSON.stringify([entry, ...started.all().slice(1)]));
-        },
+        onTask: (id) => startedImports.taskStarted(entry, id),
         onProgress: (p) => {
           bar.value = p.applied;
           const box = (label: string, value: string) => h('div', {}, h('strong', {}, value), label);
@@ -250,168 +231,16 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
           );
         },
       });
-      renderOutcomes(dry, result);
+      show(outcomes, ...outcomesView(dry, result, fileName));
     } catch (err) {
       fail(err);
     } finally {
       dryRun.disabled = run.disabled = records.length === 0;
-      void renderStarted();
+      void startedImportsView().then((view) => show(previous, view));
     }
   };
   dryRun.addEventListener('click', () => void send(true));
   run.addEventListener('click', () => void send(false));
-
-  /** The outcome of every record: counts, a table filtered by outcome and paged, the downloads. */
-  const renderOutcomes = (dry: boolean, result: Outcome[]) => {
-    const tally = new Map<string, number>();
-    for (const o of result) tally.set(o.outcome, (tally.get(o.outcome) ?? 0) + 1);
-    const filter = h(
-      'select',
-      { id: 'outcome-filter' },
-      h('option', { value: '' }, 'every outcome'),
-      [...tally.keys()].sort().map((o) => h('option', { value: o }, o)),
-    );
-    const body = h('div', {});
-    let page = 0;
-    const render = () => {
-      const chosen = result.filter((o) => !filter.value || o.outcome === filter.value);
-      const last = Math.max(0, Math.ceil(chosen.length / PAGE) - 1);
-      page = Math.min(page, last);
-      show(
-        body,
-        table(
-          'Record outcomes',
-          ['Record', 'Outcome', 'User', 'Reason'],
-          chosen
-            .slice(page * PAGE, (page + 1) * PAGE)
-            .map((o) => [String(o.position + 1), o.outcome, o.user_id ?? '', reasonOf(o)]),
-        ),
-        h(
-          'div',
-          { class: 'row' },
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'secondary',
-              disabled: page === 0,
-              onclick: () => {
-                page -= 1;
-                render();
-              },
-            },
-            'Previous page',
-          ),
-          `Page ${page + 1} of ${last + 1}`,
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'secondary',
-              disabled: page >= last,
-              onclick: () => {
-                page += 1;
-                render();
-              },
-            },
-            'Next page',
-          ),
-        ),
-      );
-    };
-    filter.addEventListener('change', () => {
-      page = 0;
-      render();
-    });
-    const base = fileName.replace(/\.[^.]+$/, '') || 'import';
-    show(
-      outcomes,
-      h('h3', {}, dry ? 'Dry run: what the import would do' : 'Outcome'),
-      h(
-        'div',
-        { class: 'counts', id: 'outcome-counts' },
-        [...tally].map(([o, n]) => h('div', {}, h('strong', {}, count(n)), o)),
-      ),
-      h(
-        'div',
-        { class: 'row' },
-        labelled('Show', filter),
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'secondary',
-            id: 'download-ndjson',
-            onclick: () =>
-              saveText(
-                `${base}.results.ndjson`,
-                result
-                  .map((o) => JSON.stringify(o))
-                  .join('\n')
-                  .concat('\n'),
-                'application/x-ndjson',
-              ),
-          },
-          'Download results (ndjson)',
-        ),
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'secondary',
-            id: 'download-csv',
-            onclick: () =>
-              saveText(
-                `${base}.results.csv`,
-                stringify(
-                  result.map((o) => [o.position, o.outcome, o.user_id ?? '', reasonOf(o)]),
-                  { header: true, columns: ['position', 'outcome', 'user_id', 'reason'] },
-                ),
-                'text/csv',
-              ),
-          },
-          'Download results (CSV)',
-        ),
-      ),
-      body,
-    );
-    render();
-  };
-
-  /** The imports started from this tab, and where they stand now. */
-  const renderStarted = async () => {
-    const entries = started.all();
-    if (entries.length === 0) return show(previous);
-    const rows = [];
-    for (const entry of entries) {
-      for (const id of entry.tasks) {
-        let task: Task | undefined;
-        try {
-          task = await call<Task>('GET', `/_api/admin/users/import/${id}?details=false`);
-        } catch {
-          task = undefined;
-        }
-        rows.push([
-          entry.file,
-          entry.dryRun ? 'dry run' : 'import',
-          h('code', {}, id),
-          task ? stateOf(task) : 'gone',
-          task?.summary
-            ? Object.entries(task.summary)
-                .map(([k, v]) => `${k} ${v}`)
-                .join(', ')
-            : task?.progress
-              ? `${task.progress.processed} of ${task.progress.total}`
-              : '',
-        ]);
-      }
-    }
-    show(
-      previous,
-      h('h3', {}, 'Imports started in this tab'),
-      table('Imports started in this tab', ['File', 'Kind', 'Task', 'State', 'Progress or summary'], rows),
-    );
-  };
 
   show(
     main,
@@ -436,12 +265,5 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
     outcomes,
     previous,
   );
-  void renderStarted();
-}
-
-/** What a record's outcome says in words: its errors' reasons, or its warnings. */
-function reasonOf(outcome: Outcome): string {
-  if (outcome.errors?.length) return outcome.errors.map((e) => `${e.reason}: ${e.message}`).join('; ');
-  if (outcome.problem) return outcome.problem;
-  return (outcome.warnings ?? []).map((w) => w.message).join('; ');
+  void startedImportsView().then((view) => show(previous, view));
 }
