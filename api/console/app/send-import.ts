@@ -1,5 +1,6 @@
 import type { RequestChunk } from '../../../cli/import/request-chunks.js';
 import { ApiProblem, call, type Detail, type Task } from './admin-api.js';
+import { follow } from './follow-task.js';
 
 /** Requests in flight at once, as `userctl import` sends them by default. */
 const CONCURRENCY = 4;
@@ -7,7 +8,6 @@ const CONCURRENCY = 4;
 const UNREACHABLE_TRIES = 5;
 /** The longest wait a Retry-After is honoured for. */
 const MAX_RETRY_AFTER_S = 60;
-const POLL_MS = 700;
 
 /** What became of one record of the file: as userctl's results file writes it. */
 export interface Outcome {
@@ -84,14 +84,10 @@ export async function sendImport(
     listen.onTask(created.id);
     sent += chunk.positions.length;
     report();
-    let task: Task;
-    for (;;) {
-      task = await call<Task>('GET', `/_api/admin/users/import/${created.id}?details=false`);
-      tasks.set(chunk.index, task);
+    const task = await follow(`/_api/admin/users/import/${created.id}?details=false`, (read) => {
+      tasks.set(chunk.index, read);
       report();
-      if (task.status === 'completed') break;
-      await sleep(POLL_MS);
-    }
+    });
     if (task.error) {
       // The task itself could not finish: its records are failed with its reason.
       const problem = `${task.error.reason}: ${task.error.message}`;
