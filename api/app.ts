@@ -61,7 +61,7 @@ export function createApp({
   app.use(errorEnvelope(log));
   const tasks = {
     config,
-    imports: importService({ config, pool: db, secrets, taskCreated }),
+    imports: importService({ config, pool: db, secrets, blobs, taskCreated }),
     exports: exportService({ config, pool: db, blobs, taskCreated }),
     admin,
   };

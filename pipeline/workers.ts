@@ -73,7 +73,7 @@ export function pipelineWorkers({ config, pool, bus, blobs, secrets, log }: Work
       counted(
         'import',
         await runner.take('import', message.task_id, (run) =>
-          runImport(pool, config, secrets, message.body, run),
+          runImport(pool, config, secrets, blobs, message.body, run),
         ),
       ),
     export: async (message) => {

@@ -84,6 +84,10 @@ export const ERROR_REASONS = {
     name: 'NotFound',
     doc: "No task of that id in this project, or one past its retention, or another project's.",
   },
+  ImportResultsUnavailable: {
+    name: 'NotFound',
+    doc: 'An import with no results file: still pending, or the service has no blob storage.',
+  },
   RoleUnknownKeys: { name: 'NotFound', doc: 'An import record naming roles the project lacks; `info.keys`.' },
   GroupUnknownKeys: {
     name: 'NotFound',

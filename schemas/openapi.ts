@@ -2,6 +2,7 @@ import { ERROR_NAMES, ERROR_REASONS } from './error-reasons.js';
 import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema } from './import-record.schema.js';
 import { importOutcomes, importRequestSchema } from './import-request.schema.js';
+import { common, errorResponse, json, queryParameter, ref } from './openapi-helpers.js';
 
 // The OpenAPI 3.1 document of the REST endpoints, built from the JSON Schemas of this folder (3.1
 // speaks JSON Schema 2020-12, so they go in as they are). `npm run contracts` writes it to
@@ -11,18 +12,6 @@ import { importOutcomes, importRequestSchema } from './import-request.schema.js'
 function component<T extends { $id: string }>({ $id: _id, ...schema }: T): Omit<T, '$id'> {
   return schema;
 }
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const errorResponse = (description: string) => ({ description, content: json(ref('ErrorEnvelope')) });
-/** An optional query parameter. */
-const queryParameter = (name: string, description: string, schema: Record<string, unknown>) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema,
-});
 
 /** The query parameters of both task lists. */
 const listParameters = [
@@ -43,10 +32,6 @@ const taskId = (prefix: string) => ({
   required: true,
   schema: { type: 'string', pattern: `^${prefix}_[A-Z2-7]{32}$` },
 });
-const common = {
-  '403': errorResponse('No valid admin JWT (Forbidden/InvalidAdminJWT)'),
-  '503': errorResponse('A dependency is down (ServiceUnavailable), with Retry-After'),
-};
 
 /** The Idempotency-Key header of both initiate calls. */
 const idempotencyKey = {
@@ -140,6 +125,16 @@ export const openApiDocument = {
           record_count: { type: 'integer', description: 'Export: the records (users) the file holds' },
           file_bytes: { type: 'integer', description: 'Export: the size of the file, in bytes' },
           file_sha256: { type: 'string', description: 'Export: the SHA-256 of the file, in hex' },
+          results_url: {
+            type: 'string',
+            format: 'uri',
+            description:
+              'Import, once completed (where blob storage is configured): a fresh signed URL, valid 60 s ' +
+              '(EXPORT_DOWNLOAD_URL_SECONDS), of the results file: one JSON line per record, in request ' +
+              'order, each the detail a status read shows (secrets redacted); kept as long as the task',
+          },
+          results_bytes: { type: 'integer', description: 'Import: the size of the results file, in bytes' },
+          results_sha256: { type: 'string', description: 'Import: the SHA-256 of the results file, in hex' },
         },
       },
       TaskList: {
@@ -227,6 +222,22 @@ export const openApiDocument = {
           '200': { description: 'The task', content: json(ref('TaskStatus')) },
           '400': { description: 'A malformed task id or query', content: json(ref('ImportError')) },
           '404': errorResponse('No such task (TaskNotFound)'),
+          ...common,
+        },
+      },
+    },
+    '/_api/admin/users/import/{id}/results': {
+      get: {
+        summary:
+          "A completed import's results file, through the API (HTTPS only): one JSON line per record, in request order",
+        parameters: [taskId('userimport')],
+        responses: {
+          '200': {
+            description: 'Each line the detail a status read shows',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+          },
+          '400': { description: 'A malformed task id, or not HTTPS', content: json(ref('ImportError')) },
+          '404': errorResponse('No such task (TaskNotFound), or no results file (ImportResultsUnavailable)'),
           ...common,
         },
       },

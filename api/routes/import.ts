@@ -9,6 +9,7 @@ import { idempotencyKeyOf } from '../idempotency-key.js';
 import { inFlightLimit } from '../in-flight-limit.js';
 import { requestedBy } from '../request-log.js';
 import { importBody } from './import-body.js';
+import { queryValue } from './list-query.js';
 import { requireHttps } from './require-https.js';
 import { taskList, taskListPage } from './task-list.js';
 import type { TaskRouteDependencies } from './task-routes.js';
@@ -49,7 +50,7 @@ export function importRoutes({ config, imports, admin }: TaskRouteDependencies):
 
   router.get('/_api/admin/users/import', requireHttps, ...admin, boundedReads, async (ctx) => {
     const page = taskListPage(ctx.query, (message) => new ImportRequestError(400, message));
-    ctx.body = taskList(await imports.list(page), page, ctx.path, importListed);
+    ctx.body = taskList(await imports.list(page), page, ctx.path, (task) => importListed(task, imports));
   });
 
   router.get('/_api/admin/users/import/:id', requireHttps, ...admin, boundedReads, async (ctx) => {
@@ -57,6 +58,15 @@ export function importRoutes({ config, imports, admin }: TaskRouteDependencies):
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
     const task = await imports.find(id);
     ctx.body = await importStatus(imports, task, detailsQuery(ctx.query), ctx.path);
+  });
+
+  // The results file through the API's own origin, for the console (a page's CSP and the blob
+  // store's CORS keep it from the signed URL); other clients read `results_url`.
+  router.get('/_api/admin/users/import/:id/results', requireHttps, ...admin, boundedReads, async (ctx) => {
+    const id = ctx.params.id ?? '';
+    if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
+    ctx.type = 'application/x-ndjson';
+    ctx.body = await imports.resultsFile(await imports.find(id));
   });
 
   return router;
@@ -78,11 +88,7 @@ type DetailsQuery = DetailsPage & { readonly limit: number };
  * them, limit at most 10,000, 1,000 when not given).
  */
 function detailsQuery(query: Record<string, string | string[] | undefined>): DetailsQuery | false {
-  const one = (name: string) => {
-    const value = query[name];
-    if (Array.isArray(value)) throw new ImportRequestError(400, `${name} is given more than once`);
-    return value;
-  };
+  const one = (name: string) => queryValue(query, name, (message) => new ImportRequestError(400, message));
   const details = one('details');
   if (details !== undefined && details !== 'true' && details !== 'false') {
     throw new ImportRequestError(400, 'details must be true or false');
@@ -109,10 +115,20 @@ function detailsQuery(query: Record<string, string | string[] | undefined>): Det
   };
 }
 
-/** An import task as a list shows it: its status read without details. */
-function importListed(task: TaskRow): Record<string, unknown> {
+/**
+ * An import task as a list shows it: its status read without details; once completed, its summary
+ * and its results file (a fresh signed URL, its size and SHA-256) when one was written.
+ */
+function importListed(task: TaskRow, imports: ImportService): Record<string, unknown> {
   const status = taskStatus(task);
-  if (task.status === 'completed' && task.summary) status.summary = task.summary;
+  if (task.status !== 'completed') return status;
+  if (task.summary) status.summary = task.summary;
+  const url = task.file_name ? imports.resultsUrl(task.file_name) : undefined;
+  if (url) {
+    status.results_url = url;
+    if (task.file_bytes !== null) status.results_bytes = Number(task.file_bytes);
+    if (task.file_sha256 !== null) status.results_sha256 = task.file_sha256;
+  }
   return status;
 }
 
@@ -126,7 +142,7 @@ async function importStatus(
   page: DetailsQuery | false,
   path: string,
 ): Promise<Record<string, unknown>> {
-  const status = importListed(task);
+  const status = importListed(task, imports);
   if (task.status === 'pending' || !page) return status;
   const found = await imports.details(task, page);
   status.details = found.details;

@@ -1,4 +1,5 @@
 import type { TaskKey, TaskListPage, TaskRow } from '../../pipeline/services/task-requests.js';
+import { pageLimit, queryValue } from './list-query.js';
 
 /** The largest page of a task list, and the page when the request names none. */
 export const MAX_TASKS_LIMIT = 200;
@@ -15,19 +16,11 @@ export function taskListPage(
   query: Record<string, string | string[] | undefined>,
   refuse: (message: string) => Error,
 ): TaskListPage {
-  const one = (name: string) => {
-    const value = query[name];
-    if (Array.isArray(value)) throw refuse(`${name} is given more than once`);
-    return value;
-  };
+  const one = (name: string) => queryValue(query, name, refuse);
   const status = one('status');
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
     throw refuse(`status must be one of ${STATUSES.join(', ')}`);
-  const limitText = one('limit');
-  const limit =
-    limitText === undefined ? DEFAULT_TASKS_LIMIT : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
-  if (limit < 1 || limit > MAX_TASKS_LIMIT)
-    throw refuse(`limit must be an integer from 1 to ${MAX_TASKS_LIMIT}`);
+  const limit = pageLimit(query, { max: MAX_TASKS_LIMIT, fallback: DEFAULT_TASKS_LIMIT }, refuse);
   const afterText = one('after');
   const after = afterText === undefined ? undefined : cursorKey(afterText);
   if (afterText !== undefined && !after) throw refuse('after is not a cursor of this list');

@@ -36,6 +36,8 @@ interface ImportStatus {
   }[];
   /** The path of the next page of details, when more follow. */
   readonly details_next?: string;
+  /** A signed URL of the results file: every detail, one JSON line each. */
+  readonly results_url?: string;
 }
 
 /** One line of the results file: a record of the input and what became of it. */
@@ -176,7 +178,10 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
   return counts.failed > 0 ? EXIT.someFailed : EXIT.ok;
 }
 
-/** Polls an import task until it completes, reporting its progress; then reads every page of its details. */
+/**
+ * Polls an import task until it completes, reporting its progress; then reads its details: from its
+ * results file (one download, whatever the task's size) when the service wrote one, else page by page.
+ */
 async function followTask(
   client: ServiceClient,
   taskId: string,
@@ -192,10 +197,12 @@ async function followTask(
     return answer.body;
   };
   for (let delay = POLL_MS; ; delay = Math.min(delay * 1.5, 3_000)) {
-    const status = await read(`${ROUTE}/${taskId}`);
+    const status = await read(`${ROUTE}/${taskId}?details=false`);
     if (status.status === 'completed') {
-      const details = [...(status.details ?? [])];
-      for (let next = status.details_next; next !== undefined; ) {
+      if (status.results_url)
+        return { ...status, details: await readResultsFile(taskId, status.results_url) };
+      const details: NonNullable<ImportStatus['details']>[number][] = [];
+      for (let next: string | undefined = `${ROUTE}/${taskId}`; next !== undefined; ) {
         const page = await read(next);
         details.push(...(page.details ?? []));
         next = page.details_next;
@@ -205,6 +212,19 @@ async function followTask(
     onProgress(status.progress?.processed ?? 0);
     await sleep(delay);
   }
+}
+
+/** The details of a task's results file, read through its signed URL (one JSON line each). */
+async function readResultsFile(taskId: string, url: string): Promise<NonNullable<ImportStatus['details']>> {
+  const res = await fetch(url).catch((err: unknown) => {
+    throw new CliError(`cannot download the results of task ${taskId}: ${(err as Error).message}`);
+  });
+  if (!res.ok) throw new CliError(`cannot download the results of task ${taskId} (${res.status})`);
+  const text = await res.text();
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as NonNullable<ImportStatus['details']>[number]);
 }
 
 /** The results lines of a request, its local failures among them, in input order. */

@@ -1,6 +1,13 @@
 import type { ExportTaskOptions } from '../../schemas/index.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
+import type { FileDigest } from '../blob/file-digest.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
+import {
+  attemptBlobName,
+  type ExportFileNames,
+  exportFileHeaders,
+  exportFileName,
+} from '../blob/task-files.js';
 import { recordExportBlob } from '../db/export-blobs.js';
 import { completeExport } from '../db/tasks/endings.js';
 import { setProgressTotal } from '../db/tasks/progress.js';
@@ -8,9 +15,7 @@ import { withSnapshot } from '../db/transaction.js';
 import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
-import { attemptBlobName, type ExportFileNames, exportFileHeaders, exportFileName } from './export-file.js';
 import { prepareSnapshot } from './export-records.js';
-import type { FileDigest } from './file-digest.js';
 import { coordinateParts, type ExportDependencies } from './split-export.js';
 import { snapshotSettings, writeRecords } from './write-records.js';
 

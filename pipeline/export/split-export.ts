@@ -1,5 +1,6 @@
 import type { ExportTaskOptions } from '../../schemas/index.js';
 import type { BlobHeaders, BlobStorage } from '../blob/blob-storage.js';
+import { digestOf, type FileDigest } from '../blob/file-digest.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { TakenTask, TaskBus } from '../bus/bus.js';
 import { exportPartMessage } from '../bus/task-message.js';
@@ -26,7 +27,6 @@ import { type TaskRun, WORKER } from '../tasks/run-task.js';
 import { TaskStop } from '../tasks/task-lease.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
 import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './export-records.js';
-import { digestOf, type FileDigest } from './file-digest.js';
 import { snapshotSettings, writeRecords } from './write-records.js';
 
 // A split export: the worker that took the task (the coordinator) holds the snapshot, cuts the

@@ -1,7 +1,7 @@
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { ExportTaskOptions } from '../../schemas/index.js';
+import { type DigestedFile, digestInto } from '../blob/file-digest.js';
 import type { PoolClient } from '../db/pool.js';
 import type { UserRecord } from './assemble-records.js';
 import { encodeCsv } from './encode-csv.js';
@@ -13,7 +13,6 @@ import {
   streamUserRows,
   TIME_POINTERS,
 } from './export-records.js';
-import { DigestingStream, type FileDigest } from './file-digest.js';
 import { projectPointers } from './project-pointers.js';
 
 /** Which users the export's records statement reads, and what their records carry. */
@@ -37,24 +36,17 @@ export interface RecordsWriting<T> {
   readonly sink: (file: Readable) => Promise<T>;
 }
 
-/** What a writing of records gives: the sink's answer, and the digest of the bytes it took. */
-export interface RecordsWritten<T> {
-  readonly value: T;
-  readonly digest: FileDigest;
-}
-
 /**
  * Streams the records of the snapshot prepared on `client` (prepareSnapshot) through the
  * format's encoder (and gzip) into the sink: rows -> records -> (CSV: pointer projection) ->
- * encoder -> file. Both sides settle before it returns: a block still being staged when the other
- * side failed would otherwise land after the caller discarded the blocks, and stay.
+ * encoder -> file.
  */
 export async function writeRecords<T>(
   client: PoolClient,
   settings: SnapshotSettings,
   options: ExportTaskOptions,
   writing: RecordsWriting<T>,
-): Promise<RecordsWritten<T>> {
+): Promise<DigestedFile<T>> {
   const encoded: NodeJS.ReadWriteStream[] =
     options.format === 'csv'
       ? [
@@ -66,26 +58,16 @@ export async function writeRecords<T>(
         ]
       : [encodeNdjson()];
   if (options.compression === 'gzip') encoded.push(createGzip());
-  const file = new DigestingStream();
-  const [produced, written] = await Promise.allSettled([
-    pipeline(
-      [
-        streamUserRows(client, settings),
-        assembleRecords({ totpIssuer: writing.totpIssuer }),
-        progressCounter(writing.progress),
-        ...encoded,
-        file,
-      ],
-      { signal: writing.signal },
-    ),
-    writing.sink(file).catch((err: unknown) => {
-      file.destroy(err instanceof Error ? err : new Error(String(err))); // stops the producer too
-      throw err;
-    }),
-  ]);
-  if (produced.status === 'rejected') throw produced.reason;
-  if (written.status === 'rejected') throw written.reason;
-  return { value: written.value, digest: file.digest() };
+  return digestInto(
+    [
+      streamUserRows(client, settings),
+      assembleRecords({ totpIssuer: writing.totpIssuer }),
+      progressCounter(writing.progress),
+      ...encoded,
+    ],
+    writing.sink,
+    writing.signal,
+  );
 }
 
 /** Counts the records passing through and reports the count. */

@@ -1,4 +1,6 @@
-import type { Queryable } from '../db/pool.js';
+import { type Readable, Transform } from 'node:stream';
+import QueryStream from 'pg-query-stream';
+import type { PoolClient, Queryable } from '../db/pool.js';
 import type { ImportDetail } from './import-batch.js';
 
 interface DetailRow {
@@ -40,6 +42,27 @@ export async function findImportDetails(
     [taskId, page.outcome ?? null, page.offset ?? 0, page.limit + 1],
   );
   return { details: rows.slice(0, page.limit).map(detailOf), more: rows.length > page.limit };
+}
+
+/**
+ * Every stored result of an import task, in request order, streamed through a cursor: the lines
+ * of its results file. Each detail is as a status read shows it.
+ */
+export function streamImportDetails(client: PoolClient, taskId: string): Readable {
+  const rows: Readable = client.query(
+    new QueryStream(
+      `SELECT index, record, outcome, user_id, warnings, errors FROM import_details
+        WHERE task_id = $1 ORDER BY index`,
+      [taskId],
+      { batchSize: 2000 },
+    ),
+  );
+  const details = new Transform({
+    objectMode: true,
+    transform: (row: DetailRow, _enc, done) => done(null, detailOf(row)),
+  });
+  rows.once('error', (err) => details.destroy(err));
+  return rows.pipe(details);
 }
 
 function detailOf(d: DetailRow): ImportDetail {

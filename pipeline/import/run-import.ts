@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { BlobStorage } from '../blob/blob-storage.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { completeImport } from '../db/tasks/endings.js';
@@ -12,22 +13,25 @@ import { dryRun } from './dry-run.js';
 import type { ImportOptions } from './import-batch.js';
 import { importedUserIds } from './imported-user-id.js';
 import { recordStages } from './parse-records.js';
+import { writeResultsFile } from './results-file.js';
 import type { PreparedRecord } from './validate-record.js';
 import { markRepeatedIdentifiers, recordValidator, validateRecords } from './validate-record.js';
 
 /**
  * Runs (or resumes) an import task: the records of its message (secrets opened) -> validation ->
- * batches -> one transaction each (a dry run: one savepoint each) -> summary. Records an earlier
- * attempt applied are skipped, so running it again is harmless; every batch is fenced by the
- * attempt (an attempt that lost the task writes nothing).
+ * batches -> one transaction each (a dry run: one savepoint each) -> results file -> summary.
+ * Records an earlier attempt applied are skipped, so running it again is harmless; every batch is
+ * fenced by the attempt (an attempt that lost the task writes nothing).
  */
 export async function runImport(
   pool: Pool,
   config: ServiceConfig,
   secrets: SecretBox,
+  blobs: BlobStorage | undefined,
   message: string,
-  { task, signal, leaseMs }: TaskRun,
+  run: TaskRun,
 ): Promise<void> {
+  const { task, signal, leaseMs } = run;
   const stored = importTaskOptions(task.options);
   const options: ImportOptions = {
     identifier: stored.identifier,
@@ -58,5 +62,7 @@ export async function runImport(
     ]);
   if (stored.dry_run) await dryRun(pool, task, leaseMs, apply);
   else await apply(committedTarget(pool, task, leaseMs));
-  await completeImport(pool, task);
+  // Without blob storage (export switched off) the details alone tell the outcomes.
+  const results = blobs ? await writeResultsFile(pool, blobs, run) : undefined;
+  await completeImport(pool, task, results && { name: results.name, ...results.digest });
 }

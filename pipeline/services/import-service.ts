@@ -1,4 +1,6 @@
+import type { Readable } from 'node:stream';
 import type { ImportRequest } from '../../schemas/index.js';
+import type { BlobStorage } from '../blob/blob-storage.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { listTasks, type TaskKey, type TaskListPage } from '../db/tasks/task-lists.js';
@@ -26,12 +28,18 @@ export interface ImportService {
   list(page: TaskListPage): Promise<{ tasks: TaskRow[]; next: TaskKey | undefined }>;
   /** A page of a completed import's details, in request order. */
   details(task: TaskRow, page: DetailsPage & { readonly limit: number }): Promise<FoundDetails>;
+  /** A fresh signed URL of a completed import's results file; undefined without blob storage. */
+  resultsUrl(fileName: string): string | undefined;
+  /** A completed import's results file, streamed (ImportResultsUnavailable when it has none). */
+  resultsFile(task: TaskRow): Promise<Readable>;
 }
 
 export interface ImportServiceDependencies {
   readonly config: ServiceConfig;
   readonly pool: Pool;
   readonly secrets: SecretBox;
+  /** Where results files are kept (the export files' storage); undefined when export is disabled. */
+  readonly blobs: BlobStorage | undefined;
   /** Tells the outbox relay a task was just recorded, so its message goes out now. */
   readonly taskCreated: () => void;
 }
@@ -40,6 +48,7 @@ export function importService({
   config,
   pool,
   secrets,
+  blobs,
   taskCreated,
 }: ImportServiceDependencies): ImportService {
   return {
@@ -70,5 +79,14 @@ export function importService({
     list: (page) => listTasks(pool, config.project.id, 'import', page, config.taskRetentionSeconds),
 
     details: (task, page) => findImportDetails(pool, task.id, page),
+
+    resultsUrl: (fileName) => blobs?.readUrl(fileName, config.export.downloadUrlSeconds),
+
+    async resultsFile(task) {
+      if (!task.file_name || !blobs) {
+        throw new ApiError('ImportResultsUnavailable', 'the import has no results file');
+      }
+      return blobs.read(task.file_name);
+    },
   };
 }

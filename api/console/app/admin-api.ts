@@ -40,6 +40,21 @@ export async function call<T>(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<T> {
+  const text = await send(method, path, body, headers);
+  return parseJson(text) as T;
+}
+
+/** GETs a file of the admin API as text (the results file); throws ApiProblem for any answer but 2xx. */
+export function readText(path: string): Promise<string> {
+  return send('GET', path);
+}
+
+async function send(
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const token = session.token();
   let response: Response;
   try {
@@ -56,14 +71,17 @@ export async function call<T>(
     throw new ApiProblem(0, 'Unreachable', `the service did not answer (${(err as Error).message})`);
   }
   const text = await response.text();
-  let parsed: unknown = null;
+  if (!response.ok) throw problemOf(response.status, parseJson(text), response.headers.get('Retry-After'));
+  return text;
+}
+
+/** JSON text as a value; text that is not JSON as itself; none as null. */
+function parseJson(text: string): unknown {
   try {
-    parsed = text ? JSON.parse(text) : null;
+    return text ? JSON.parse(text) : null;
   } catch {
-    parsed = text;
+    return text;
   }
-  if (!response.ok) throw problemOf(response.status, parsed, response.headers.get('Retry-After'));
-  return parsed as T;
 }
 
 /** A GraphQL query's data; its first error as an ApiProblem. */
@@ -90,6 +108,8 @@ export interface Task {
   readonly summary?: Record<string, number>;
   readonly details?: Detail[];
   readonly details_next?: string;
+  /** A completed import's results file (every detail) exists: the console reads it through the API. */
+  readonly results_url?: string;
   readonly download_url?: string;
   readonly record_count?: number;
 }

@@ -1,5 +1,5 @@
 import type { RequestChunk } from '../../../cli/import/request-chunks.js';
-import { ApiProblem, call, type Detail, type Task } from './admin-api.js';
+import { ApiProblem, call, type Detail, readText, type Task } from './admin-api.js';
 import { follow } from './follow-task.js';
 
 /** Requests in flight at once, as `userctl import` sends them by default. */
@@ -95,7 +95,7 @@ export async function sendImport(
       refusedRecords += chunk.positions.length;
       return;
     }
-    for (const detail of await allDetails(created.id)) {
+    for (const detail of await allDetails(task)) {
       outcomes.push({ ...outcomeOf(detail), position: chunk.positions[detail.index] ?? -1 });
     }
   };
@@ -129,10 +129,20 @@ async function post(body: string, key: string): Promise<Task> {
   }
 }
 
-/** Every detail of a completed import, page after page. */
-async function allDetails(id: string): Promise<Detail[]> {
+/**
+ * Every detail of a completed import: its results file in one read when it has one, else page
+ * after page.
+ */
+async function allDetails(task: Task): Promise<Detail[]> {
+  if (task.results_url) {
+    const text = await readText(`/_api/admin/users/import/${task.id}/results`);
+    return text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Detail);
+  }
   const details: Detail[] = [];
-  let path: string | undefined = `/_api/admin/users/import/${id}?limit=10000`;
+  let path: string | undefined = `/_api/admin/users/import/${task.id}?limit=10000`;
   while (path) {
     const page: Task = await call<Task>('GET', path);
     details.push(...(page.details ?? []));

@@ -3,13 +3,22 @@ import { type ApiError, AttemptLost, envelopeError } from '../../errors.js';
 import type { Queryable } from '../pool.js';
 import type { TaskAttempt } from './leases.js';
 
+/** A task's file in blob storage: the blob's name, and its size and SHA-256 (hex). */
+export interface TaskFile {
+  readonly name: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
 /**
  * Completes an import with a summary counted from its details (each record once, and its
- * warnings); a dry run's also counts what would have been inserted, updated and skipped.
+ * warnings), and its results file when one was written; a dry run's summary also counts what would
+ * have been inserted, updated and skipped.
  */
-export async function completeImport(db: Queryable, attempt: TaskAttempt): Promise<void> {
+export async function completeImport(db: Queryable, attempt: TaskAttempt, results?: TaskFile): Promise<void> {
   const { rowCount } = await db.query(
     `UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(),
+            file_name = $4, file_bytes = $5, file_sha256 = $6,
             summary = (SELECT jsonb_build_object(
                 'total', count(*),
                 'inserted', count(*) FILTER (WHERE outcome = 'inserted'),
@@ -23,7 +32,14 @@ export async function completeImport(db: Queryable, attempt: TaskAttempt): Promi
                 'would_skip', count(*) FILTER (WHERE outcome = 'would_skip')) ELSE '{}' END
               FROM import_details d WHERE d.task_id = t.id)
       WHERE t.id = $1 AND t.status = 'pending' AND t.attempt = $2 AND t.owner = $3`,
-    [attempt.id, attempt.attempt, attempt.owner],
+    [
+      attempt.id,
+      attempt.attempt,
+      attempt.owner,
+      results?.name ?? null,
+      results?.bytes ?? null,
+      results?.sha256 ?? null,
+    ],
   );
   if (rowCount !== 1) throw new AttemptLost(`task ${attempt.id} is no longer this attempt's`);
 }

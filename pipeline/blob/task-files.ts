@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ExportFormat } from '../../schemas/index.js';
-import type { BlobHeaders } from '../blob/blob-storage.js';
+import type { BlobHeaders } from './blob-storage.js';
 
 const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
   csv: 'text/csv',

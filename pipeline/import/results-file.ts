@@ -1,0 +1,47 @@
+import { Transform } from 'node:stream';
+import type { BlobStorage } from '../blob/blob-storage.js';
+import { digestInto, type FileDigest } from '../blob/file-digest.js';
+import { attemptBlobName, exportFileHeaders, exportFileName } from '../blob/task-files.js';
+import { recordExportBlob } from '../db/export-blobs.js';
+import { type Pool, withClient } from '../db/pool.js';
+import type { TaskRun } from '../tasks/run-task.js';
+import { streamImportDetails } from './import-details.js';
+
+/** An import's results file as written: the blob's name and what proves it whole. */
+export interface ResultsFile {
+  readonly name: string;
+  readonly digest: FileDigest;
+}
+
+/**
+ * Writes an import's results file beside the exports: one JSON line per record, in request order,
+ * each the detail a status read shows (records as stored, secrets redacted). Like an export file
+ * it is one block blob that appears whole or not at all, recorded before it is written, so that a
+ * blob its task never names (this attempt lost the task) is found and deleted.
+ */
+export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: TaskRun): Promise<ResultsFile> {
+  const fileName = exportFileName(run.task.project_id, run.task.id, 'ndjson', new Date());
+  const name = attemptBlobName(fileName);
+  await recordExportBlob(pool, run.task.id, name);
+  try {
+    const { digest } = await withClient(pool, (client) =>
+      digestInto(
+        [streamImportDetails(client, run.task.id), jsonLines()],
+        (file) => storage.upload(name, file, exportFileHeaders(fileName, 'ndjson'), run.signal),
+        run.signal,
+      ),
+    );
+    return { name, digest };
+  } catch (err) {
+    await storage.discard(name).catch(() => {}); // the blocks expire unclaimed anyway
+    throw err;
+  }
+}
+
+/** Objects -> one compact JSON text per line. */
+function jsonLines(): Transform {
+  return new Transform({
+    writableObjectMode: true,
+    transform: (value: unknown, _enc, done) => done(null, `${JSON.stringify(value)}\n`),
+  });
+}
