@@ -9,6 +9,7 @@ import { postgresUserSearch } from '../pipeline/search/postgres-user-search.js';
 import type { UserSearchIndex } from '../pipeline/search/user-search.js';
 import { exportService } from '../pipeline/services/export-service.js';
 import { importService } from '../pipeline/services/import-service.js';
+import { webhookService } from '../pipeline/services/webhook-service.js';
 import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
 import { openApiDocument } from '../schemas/openapi.js';
 import { requireAdminJwt, requireProjectHost } from './auth.js';
@@ -18,6 +19,7 @@ import { graphqlHandler } from './graphql/handler.js';
 import { requestLog } from './request-log.js';
 import { exportRoutes } from './routes/export.js';
 import { importRoutes } from './routes/import.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /** What the facade stands on; built once by main.ts (or a test). */
 export interface AppDependencies {
@@ -65,7 +67,14 @@ export function createApp({
     exports: exportService({ config, pool: db, blobs, taskCreated }),
     admin,
   };
-  for (const routes of [router, importRoutes(tasks), exportRoutes(tasks), consoleRoutes(config, admin)]) {
+  const webhooks = webhookRoutes(webhookService({ config, pool: db }), admin);
+  for (const routes of [
+    router,
+    importRoutes(tasks),
+    exportRoutes(tasks),
+    webhooks,
+    consoleRoutes(config, admin),
+  ]) {
     app.use(routes.routes());
     app.use(routes.allowedMethods());
   }

@@ -32,11 +32,30 @@ export interface ProjectConfig {
     string,
     { readonly type: string; readonly enum?: readonly string[] }
   >;
+  /** The endpoints told of task events; their ids are unique. */
+  readonly webhooks: readonly WebhookEndpoint[];
   readonly passwordHashes: {
     /** An export may write the stored hashes when its request asks for them. */
     readonly exportAllowed: boolean;
     readonly firebaseScrypt: FirebaseScryptParams | undefined;
   };
+}
+
+/** A webhook endpoint of the project: where it is, the key its bodies are signed with, what it wants. */
+export interface WebhookEndpoint {
+  readonly id: string;
+  readonly url: string;
+  readonly secret: string;
+  readonly events: readonly string[];
+}
+
+/** How webhook deliveries are made and retried. */
+export interface WebhookConfig {
+  readonly timeoutMs: number;
+  readonly retryFirstMs: number;
+  readonly retryMaxMs: number;
+  readonly giveUpSeconds: number;
+  readonly concurrency: number;
 }
 
 /** Where users(searchKeyword) is answered: ClickHouse when configured, else Postgres. */
@@ -111,6 +130,7 @@ export interface ServiceConfig {
   /** Tasks of one kind that a worker process runs at once. */
   readonly workerConcurrency: number;
   readonly export: ExportConfig;
+  readonly webhooks: WebhookConfig;
   readonly project: ProjectConfig;
 }
 
@@ -211,6 +231,11 @@ const ENV_KEYS = {
   EXPORT_PART_USERS: 'export_part_users',
   EXPORT_RATE_LIMIT: 'export_rate_limit',
   EXPORT_RATE_LIMIT_PERIOD_SECONDS: 'export_rate_limit_period_seconds',
+  WEBHOOK_TIMEOUT_MS: 'webhook_timeout_ms',
+  WEBHOOK_RETRY_FIRST_MS: 'webhook_retry_first_ms',
+  WEBHOOK_RETRY_MAX_MS: 'webhook_retry_max_ms',
+  WEBHOOK_GIVE_UP_SECONDS: 'webhook_give_up_seconds',
+  WEBHOOK_CONCURRENCY: 'webhook_concurrency',
 } as const;
 
 /** Every environment variable the service reads (besides PROJECT_CONFIG). */
@@ -284,6 +309,10 @@ export function configFromDocument(raw: Record<string, unknown>): ServiceConfig 
     );
   }
   // Two deployments on one cluster would take each other's task messages and drop them.
+  const webhookIds = doc.project.webhooks.map((w) => w.id);
+  if (new Set(webhookIds).size !== webhookIds.length) {
+    throw new ConfigError('invalid configuration: PROJECT_CONFIG webhooks must have unique ids');
+  }
   if (doc.kafka_brokers && doc.kafka_topic_prefix === '') {
     throw new ConfigError(
       'invalid configuration: KAFKA_TOPIC_PREFIX must be set with KAFKA_BROKERS (one prefix per deployment)',
@@ -421,6 +450,13 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
       timeLimitSeconds: doc.export_time_limit_seconds,
       rateLimit: { count: doc.export_rate_limit, periodSeconds: doc.export_rate_limit_period_seconds },
     },
+    webhooks: {
+      timeoutMs: doc.webhook_timeout_ms,
+      retryFirstMs: doc.webhook_retry_first_ms,
+      retryMaxMs: doc.webhook_retry_max_ms,
+      giveUpSeconds: doc.webhook_give_up_seconds,
+      concurrency: doc.webhook_concurrency,
+    },
     project: toProjectConfig(doc.project, doc.port),
   };
 }
@@ -443,6 +479,7 @@ function toProjectConfig(p: ProjectConfigDocument, port: number): ProjectConfig 
     adminApi: { jwks: p.admin_api.jwks, algorithms: p.admin_api.algorithms },
     loginIdKeys: new Map(p.login_id_keys.map((k) => [k.key, { caseSensitive: k.case_sensitive }])),
     oauthProviders: new Map(p.oauth_providers.map((o) => [o.alias, o.type])),
+    webhooks: p.webhooks.map((w) => ({ id: w.id, url: w.url, secret: w.secret, events: w.events })),
     customAttributes: new Map(
       p.custom_attributes.map((a) => [a.name, a.enum ? { type: a.type, enum: a.enum } : { type: a.type }]),
     ),

@@ -12,6 +12,7 @@ import { openSearchIndex, startSearchFeed } from './search/search-index.js';
 import type { UserSearchIndex } from './search/user-search.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
 import { startTaskUpkeep, type TaskUpkeep } from './tasks/task-upkeep.js';
+import { startWebhookDelivery } from './webhooks/deliver-events.js';
 import { pipelineWorkers, type Workers, workerConnections } from './workers.js';
 
 /** The started parts every service process stands on. */
@@ -36,8 +37,8 @@ const REQUEST_CONNECTIONS = 10;
 
 /**
  * Starts, in order, the database, the export storage, the task secrets, the bus, the task upkeep,
- * the search index and (with `workers`) the pipeline workers and what feeds the search index; each
- * is recorded so the process stops them in reverse.
+ * the search index and (with `workers`) the pipeline workers, what feeds the search index and the
+ * webhook deliveries; each is recorded so the process stops them in reverse.
  */
 export async function startPipelineParts(
   config: ServiceConfig,
@@ -81,6 +82,10 @@ export async function startPipelineParts(
     if (index.store) {
       const feed = startSearchFeed(config, db.pool, index.store, log);
       started('search feed', () => feed.stop());
+    }
+    if (config.project.webhooks.length > 0) {
+      const delivery = startWebhookDelivery(db.pool, config, log);
+      started('webhook delivery', () => delivery.stop());
     }
     return { ...parts, workers };
   }

@@ -151,6 +151,15 @@ export const configSchema = {
     // The UserExport token bucket: this many exports per period, refilled evenly.
     export_rate_limit: { type: 'integer', minimum: 1, default: 24 },
     export_rate_limit_period_seconds: { type: 'integer', minimum: 1, default: 86400 },
+    // Webhook deliveries (docs/webhooks.md): how long an endpoint may take to answer, the wait
+    // before the second attempt (doubled for each attempt after it, up to the longest wait), and
+    // how long after its event a delivery is given up.
+    webhook_timeout_ms: { type: 'integer', minimum: 100, maximum: 60_000, default: 10_000 },
+    webhook_retry_first_ms: { type: 'integer', minimum: 10, maximum: 3_600_000, default: 10_000 },
+    webhook_retry_max_ms: { type: 'integer', minimum: 10, maximum: 86_400_000, default: 3_600_000 },
+    webhook_give_up_seconds: { type: 'integer', minimum: 1, maximum: 604_800, default: 86_400 },
+    // Deliveries one worker process has in flight at once.
+    webhook_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 4 },
     project: { $ref: 'config#/$defs/project' },
   },
   $defs: {
@@ -277,6 +286,29 @@ export const configSchema = {
                 salt_separator: base64,
                 rounds: { type: 'integer', minimum: 1, maximum: 64 },
                 mem_cost: { type: 'integer', minimum: 1, maximum: 24 },
+              },
+            },
+          },
+        },
+        // The endpoints told of task events: user_import.completed, user_export.completed.
+        webhooks: {
+          type: 'array',
+          default: [],
+          maxItems: 20,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id', 'url', 'secret', 'events'],
+            properties: {
+              id: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' },
+              url: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 },
+              // The key of each body's HMAC-SHA256 (x-authgear-body-signature).
+              secret: { type: 'string', minLength: 16, maxLength: 256 },
+              events: {
+                type: 'array',
+                minItems: 1,
+                uniqueItems: true,
+                items: { enum: ['user_import.completed', 'user_export.completed'] },
               },
             },
           },

@@ -88,6 +88,10 @@ export const ERROR_REASONS = {
     name: 'NotFound',
     doc: 'An import with no results file: still pending, or the service has no blob storage.',
   },
+  WebhookEndpointNotFound: {
+    name: 'NotFound',
+    doc: 'No webhook endpoint of that id in the project configuration.',
+  },
   RoleUnknownKeys: { name: 'NotFound', doc: 'An import record naming roles the project lacks; `info.keys`.' },
   GroupUnknownKeys: {
     name: 'NotFound',

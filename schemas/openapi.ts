@@ -3,6 +3,7 @@ import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema } from './import-record.schema.js';
 import { importOutcomes, importRequestSchema } from './import-request.schema.js';
 import { common, errorResponse, json, queryParameter, ref } from './openapi-helpers.js';
+import { webhookPaths, webhookSchemas, webhooks } from './webhooks.openapi.js';
 
 // The OpenAPI 3.1 document of the REST endpoints, built from the JSON Schemas of this folder (3.1
 // speaks JSON Schema 2020-12, so they go in as they are). `npm run contracts` writes it to
@@ -171,6 +172,7 @@ export const openApiDocument = {
         required: ['error'],
         properties: { error: { type: 'string', description: 'What is wrong with the request' } },
       },
+      ...webhookSchemas,
     },
   },
   security: [{ adminJwt: [] }],
@@ -292,6 +294,7 @@ export const openApiDocument = {
         },
       },
     },
+    ...webhookPaths,
     '/_api/admin/graphql': {
       get: {
         summary: 'GraphQL over HTTP (queries): the lookups; the schema is schemas/admin.graphql',
@@ -385,4 +388,5 @@ export const openApiDocument = {
       },
     },
   },
+  webhooks,
 } as const;

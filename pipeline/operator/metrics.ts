@@ -26,6 +26,14 @@ export const usersExported = new Counter({
   registers: [registry],
 });
 
+/** Webhook delivery attempts that ended, by outcome (delivered, retry, failed, disabled). */
+export const webhookAttempts = new Counter({
+  name: 'users_webhook_delivery_attempts_total',
+  help: 'Webhook delivery attempts that ended, by outcome',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 /** Admin API requests, by route pattern, method and status. */
 export const httpDuration = new Histogram({
   name: 'users_http_request_duration_seconds',

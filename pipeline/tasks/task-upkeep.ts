@@ -7,6 +7,7 @@ import { failAbandonedTasks } from '../db/tasks/endings.js';
 import { offerLapsedTasks } from '../db/tasks/leases.js';
 import { takeOutboxMessages } from '../db/tasks/outbox.js';
 import { withTransaction } from '../db/transaction.js';
+import { deleteEventsBefore } from '../db/webhook-deliveries.js';
 import type { Logger } from '../log.js';
 import { startRelayLoop } from '../relay-loop.js';
 import { deleteAbandonedExportFiles, deleteUnnamedExportFiles, sweepExpiredTasks } from './retention.js';
@@ -37,6 +38,8 @@ const OUTBOX_BATCH = 100;
  *   messages once past their keep (the import log's retention for imports).
  * - An export file that no task names is deleted: at once when its attempt is known to be over,
  *   else once it is older than the retention.
+ * - Task events, with their webhook deliveries and attempts, are deleted once past the webhooks'
+ *   give-up time and the retention after it.
  */
 export function startTaskUpkeep(
   pool: Pool,
@@ -87,6 +90,13 @@ export function startTaskUpkeep(
       if (files.length > 0) log.warn({ files }, 'export files that no task names deleted after retention');
       const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);
       if (logged > 0) log.info({ messages: logged }, 'processed queue messages past their keep deleted');
+      // An event's deliveries have all ended by its give-up time; their attempts stay readable
+      // for the task retention after it.
+      const events = await deleteEventsBefore(
+        pool,
+        config.webhooks.giveUpSeconds + config.taskRetentionSeconds,
+      );
+      if (events > 0) log.info({ events }, 'task events past their keep deleted');
     }
     return relayed === OUTBOX_BATCH;
   }

@@ -1,0 +1,132 @@
+import type { ServiceConfig, WebhookEndpoint } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import {
+  type AttemptAnswer,
+  type AttemptOutcome,
+  fanOutEvents,
+  finishAttempt,
+  type TakenDelivery,
+  takeDueDeliveries,
+} from '../db/webhook-deliveries.js';
+import type { Logger } from '../log.js';
+import { webhookAttempts } from '../operator/metrics.js';
+import { type RelayLoop, startRelayLoop } from '../relay-loop.js';
+import { eventEndpoints } from './endpoints.js';
+import { bodySignature, eventBody, SIGNATURE_HEADER } from './event-body.js';
+import { nextAttemptAt } from './retry-schedule.js';
+
+/** How often the deliverer looks for events to fan out and deliveries that are due. */
+const ROUND_EVERY_MS = 500;
+/** Events fanned out per round. */
+const FAN_OUT_BATCH = 100;
+/** A taken delivery's lease outlasts its request by this much, before another worker may take it. */
+const LEASE_MARGIN_SECONDS = 5;
+
+/**
+ * Delivers the project's task events to its webhook endpoints, at least once each, apart from the
+ * tasks: a round fans new events out into deliveries and starts the due ones, at most
+ * `webhooks.concurrency` in flight, each bounded by `webhooks.timeoutMs`, so that a slow or dead
+ * receiver holds a slot of its own and never a task. Any worker process may deliver any delivery:
+ * a delivery is leased while its request is in flight, and one whose worker died is taken again
+ * once its lease ran out.
+ */
+export function startWebhookDelivery(pool: Pool, config: ServiceConfig, log: Logger): RelayLoop {
+  const { project, webhooks } = config;
+  const endpoints = new Map(project.webhooks.map((e) => [e.id, e]));
+  const known = eventEndpoints(project.webhooks);
+  const leaseSeconds = Math.ceil(webhooks.timeoutMs / 1000) + LEASE_MARGIN_SECONDS;
+  const inFlight = new Set<Promise<void>>();
+
+  const deliver = async (taken: TakenDelivery): Promise<void> => {
+    const endpoint = endpoints.get(taken.endpointId) as WebhookEndpoint;
+    const answer = await post(
+      endpoint,
+      eventBody({ id: taken.eventId, ...taken }, new Date()),
+      webhooks.timeoutMs,
+    );
+    const end = outcomeOf(answer, taken, config);
+    await finishAttempt(pool, project.id, taken, answer, end);
+    webhookAttempts.inc({ outcome: end.outcome });
+    const fields = {
+      event_id: taken.eventId,
+      endpoint_id: taken.endpointId,
+      attempt: taken.attempt,
+      status_code: answer.statusCode,
+      error: answer.error,
+    };
+    if (end.outcome === 'delivered') log.info(fields, 'task event delivered');
+    else if (end.outcome === 'retry')
+      log.warn(
+        { ...fields, next_attempt_at: end.nextAttemptAt },
+        'task event not delivered; tried again later',
+      );
+    else if (end.outcome === 'disabled') log.warn(fields, 'webhook endpoint answered 410 Gone: disabled');
+    else log.error(fields, 'task event not delivered; given up');
+  };
+
+  const loop = startRelayLoop('webhook delivery round', ROUND_EVERY_MS, log, async () => {
+    const fanned = await fanOutEvents(pool, project.id, known, FAN_OUT_BATCH);
+    const free = webhooks.concurrency - inFlight.size;
+    if (free <= 0) return false;
+    const due = await takeDueDeliveries(pool, project.id, known, free, leaseSeconds);
+    for (const taken of due) {
+      const running: Promise<void> = deliver(taken)
+        .catch((err: unknown) => {
+          // Its attempt keeps no outcome; the delivery is taken again once its lease ran out.
+          log.warn(
+            { err, event_id: taken.eventId, endpoint_id: taken.endpointId },
+            'could not record a delivery attempt',
+          );
+        })
+        .finally(() => {
+          inFlight.delete(running);
+          loop.wake();
+        });
+      inFlight.add(running);
+    }
+    return fanned === FAN_OUT_BATCH || due.length === free;
+  });
+
+  return {
+    wake: () => loop.wake(),
+    async stop() {
+      await loop.stop();
+      await Promise.all(inFlight);
+    },
+  };
+}
+
+/** POSTs a signed body to the endpoint: what it answered, or why it did not, and how long it took. */
+async function post(endpoint: WebhookEndpoint, body: string, timeoutMs: number): Promise<AttemptAnswer> {
+  const started = performance.now();
+  try {
+    const res = await fetch(endpoint.url, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        [SIGNATURE_HEADER]: bodySignature(endpoint.secret, body),
+      },
+      // A redirect is an answer like any other that is not 2xx: the body is not sent on elsewhere.
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await res.body?.cancel().catch(() => {});
+    return { statusCode: res.status, durationMs: performance.now() - started };
+  } catch (err) {
+    const error =
+      (err as Error).name === 'TimeoutError'
+        ? `no answer within ${timeoutMs} ms`
+        : (((err as Error).cause as { code?: string } | undefined)?.code ?? (err as Error).message);
+    return { error, durationMs: performance.now() - started };
+  }
+}
+
+/** What an answer makes of the delivery: 2xx delivered, 410 disabled, else tried again or given up. */
+function outcomeOf(answer: AttemptAnswer, taken: TakenDelivery, config: ServiceConfig): AttemptOutcome {
+  const status = answer.statusCode;
+  if (status !== undefined && status >= 200 && status < 300) return { outcome: 'delivered' };
+  if (status === 410) return { outcome: 'disabled' };
+  const next = nextAttemptAt(taken.attempt, taken.createdAt, new Date(), config.webhooks);
+  return next ? { outcome: 'retry', nextAttemptAt: next } : { outcome: 'failed' };
+}
