@@ -2,7 +2,7 @@ import { ERROR_NAMES, ERROR_REASONS } from './error-reasons.js';
 import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema } from './import-record.schema.js';
 import { importOutcomes, importRequestSchema } from './import-request.schema.js';
-import { common, errorResponse, json, queryParameter, ref } from './openapi-helpers.js';
+import { common, errorResponse, json, queryParameter, ref, taskFileMembers } from './openapi-helpers.js';
 import { webhookPaths, webhookSchemas, webhooks } from './webhooks.openapi.js';
 
 // The OpenAPI 3.1 document of the REST endpoints, built from the JSON Schemas of this folder (3.1
@@ -123,9 +123,7 @@ export const openApiDocument = {
               'Import: the path of the next page of details, when more follow (a page holds 1,000 by default, `limit` at most 10,000)',
           },
           download_url: { type: 'string', format: 'uri' },
-          record_count: { type: 'integer', description: 'Export: the records (users) the file holds' },
-          file_bytes: { type: 'integer', description: 'Export: the size of the file, in bytes' },
-          file_sha256: { type: 'string', description: 'Export: the SHA-256 of the file, in hex' },
+          ...taskFileMembers,
           results_url: {
             type: 'string',
             format: 'uri',
@@ -134,8 +132,6 @@ export const openApiDocument = {
               '(EXPORT_DOWNLOAD_URL_SECONDS), of the results file: one JSON line per record, in request ' +
               'order, each the detail a status read shows (secrets redacted); kept as long as the task',
           },
-          results_bytes: { type: 'integer', description: 'Import: the size of the results file, in bytes' },
-          results_sha256: { type: 'string', description: 'Import: the SHA-256 of the results file, in hex' },
         },
       },
       TaskList: {

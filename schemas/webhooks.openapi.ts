@@ -1,4 +1,4 @@
-import { common, errorResponse, json, queryParameter, ref } from './openapi-helpers.js';
+import { common, errorResponse, json, queryParameter, ref, taskFileMembers } from './openapi-helpers.js';
 
 // The task events the service posts to the project's webhook endpoints (OpenAPI 3.1 `webhooks`),
 // and the admin routes that show the endpoints and every delivery attempt (docs/webhooks.md).
@@ -36,11 +36,7 @@ export const webhookSchemas = {
       failed_at: { ...time, description: 'The task could not finish: `error` says why' },
       error: ref('Error'),
       summary: { type: 'object', description: 'Import: the summary of its status read' },
-      results_bytes: { type: 'integer', description: 'Import: the size of the results file' },
-      results_sha256: { type: 'string', description: 'Import: the SHA-256 of the results file, in hex' },
-      record_count: { type: 'integer', description: 'Export: the users the file holds' },
-      file_bytes: { type: 'integer', description: 'Export: the size of the file' },
-      file_sha256: { type: 'string', description: 'Export: the SHA-256 of the file, in hex' },
+      ...taskFileMembers,
     },
   },
   WebhookEndpoint: {
