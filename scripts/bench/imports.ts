@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -130,16 +132,46 @@ export async function rawCopy(pool: Pool, count = RECORDS): Promise<number> {
 export async function benchImport(
   databaseUrl: string,
   brokers: string,
+  blobs: string,
   log: (l: string) => void,
 ): Promise<BenchRow[]> {
+  const receiver = await hangingReceiver();
   const measured = await rounds(async () => {
     const copyPool = await freshSchema(databaseUrl, 'bench_import_copy');
     const copyRate = await rawCopy(copyPool).finally(() => copyPool.end());
     await dropSchema(databaseUrl, 'bench_import_copy');
     log(`raw COPY: ${Math.round(copyRate)} records/s`);
-    return { copyRate, importRate: await importRate(databaseUrl, brokers, log) };
-  });
+    const importRate = await importRateOf(databaseUrl, brokers, {}, log);
+    // The production shape: every task also writes its results file and tells an endpoint
+    // that takes each request and never answers, holding every delivery slot until its timeout.
+    const told = await importRateOf(
+      databaseUrl,
+      brokers,
+      {
+        AZURE_STORAGE_CONNECTION_STRING: blobs,
+        AZURE_STORAGE_CONTAINER: `bench-results-${Date.now()}`,
+        webhooks: [
+          {
+            id: 'hanging',
+            url: receiver.url,
+            secret: 'a-bench-signing-secret',
+            events: ['user_import.completed'],
+          },
+        ],
+      },
+      log,
+    );
+    return { copyRate, importRate, told };
+  }).finally(() => receiver.close());
   return [
+    row(
+      'import.records_per_s_results_file_hanging_webhook',
+      Math.max(...measured.map((m) => m.told)),
+      'records/s',
+      'the same import without results files or webhooks',
+      Math.max(...measured.map((m) => m.importRate)),
+      '~1: a hanging receiver holds no task',
+    ),
     row(
       'import.records_per_s',
       Math.max(...measured.map((m) => m.importRate)),
@@ -151,17 +183,32 @@ export async function benchImport(
   ];
 }
 
+/** What a measured import's service has besides the bench's: blob storage, webhook endpoints. */
+interface ImportSetting {
+  readonly AZURE_STORAGE_CONNECTION_STRING?: string;
+  readonly AZURE_STORAGE_CONTAINER?: string;
+  readonly webhooks?: readonly Record<string, unknown>[];
+}
+
 /** Records/s of one import of the bench's records by a fresh service, into a fresh schema. */
-async function importRate(databaseUrl: string, brokers: string, log: (l: string) => void): Promise<number> {
+async function importRateOf(
+  databaseUrl: string,
+  brokers: string,
+  { webhooks = [], ...env }: ImportSetting,
+  log: (l: string) => void,
+): Promise<number> {
   const pool = await freshSchema(databaseUrl, 'bench_import');
   const projectFile = path.resolve('.bench/import-project.json');
   mkdirSync('.bench', { recursive: true });
-  writeFileSync(projectFile, JSON.stringify({ custom_attributes: [{ name: 'member_id', type: 'string' }] }));
+  writeFileSync(
+    projectFile,
+    JSON.stringify({ custom_attributes: [{ name: 'member_id', type: 'string' }], webhooks }),
+  );
   const service = await startBenchService('import', {
     databaseUrl,
     schema: 'bench_import',
     brokers,
-    env: () => ({ PROJECT_CONFIG: projectFile }),
+    env: () => ({ PROJECT_CONFIG: projectFile, ...env }),
     connections: IN_FLIGHT,
   });
   const bodies = requestBodies();
@@ -192,11 +239,28 @@ async function importRate(databaseUrl: string, brokers: string, log: (l: string)
         `import bench: expected ${RECORDS} inserted (and the warm-up user), got ${JSON.stringify(rows[0])}`,
       );
     }
-    log(`import: ${bodies.length} requests, ${seconds.toFixed(1)} s`);
+    log(
+      `import${webhooks.length > 0 ? ' (results files, hanging webhook)' : ''}: ${bodies.length} requests, ${seconds.toFixed(1)} s`,
+    );
     return RECORDS / seconds;
   } finally {
     await service.stop();
     await pool.end();
     await dropSchema(databaseUrl, 'bench_import');
   }
+}
+
+/** An HTTP endpoint that takes each request and never answers: the slowest receiver there is. */
+async function hangingReceiver(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer(() => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -48,7 +48,7 @@ try {
     }
   }
   await section('export', () => benchExports(url, brokers, blobs, users, log));
-  await section('import', () => benchImport(url, brokers, log));
+  await section('import', () => benchImport(url, brokers, blobs, log));
   await section('userctl', () => benchUserctl(url, brokers, blobs, log));
   await section('api-memory', () => benchApiMemory(url, brokers, log));
   await section('cluster', () => benchCluster(url, cluster, log));
