@@ -79,9 +79,10 @@ describe('Postgres restarted during an import and an export', function () {
     expect(lines).to.have.length(RECORDS + USERS + 2);
     expect(new Set(lines.slice(1, -1)).size, 'each user once').to.equal(RECORDS + USERS);
     // A second delivery of the task (the queue's lock went with the restart) may still be writing
-    // its own blob: it stops at its next heartbeat and discards its blocks.
+    // its own blob: it stops at its next heartbeat and discards its blocks. (The container also
+    // holds the import's results file.)
     const blobs = await eventually(
-      () => service.blobs().list('', { uncommitted: true }),
+      () => service.blobs().list(`${service.config().project.id}-${id}`, { uncommitted: true }),
       (names) => names.length === 1,
     );
     expect(blobs, 'one file, nothing staged').to.have.length(1);

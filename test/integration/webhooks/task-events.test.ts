@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { newTaskId } from '../../../schemas/task-id.js';
 import { adminToken } from '../../support/admin-api.js';
 import { eventually } from '../../support/eventually.js';
 import { useExportService } from '../../support/exports.js';
@@ -115,6 +116,30 @@ describe('task events to webhook endpoints', function () {
     expect(receiver.eventsOf('/main?token=kept-out-of-lists', done.id as string)).to.have.length(1);
     const all = (await get('/_api/admin/webhooks/deliveries')).body;
     expect(JSON.stringify(all)).to.not.include('kept-out-of-lists').and.not.include(SECRET);
+  });
+
+  it('tells of a task that failed, with its reason', async () => {
+    // A pending export no worker was told of, cancelled: it ends failed, by the API's statement.
+    const id = newTaskId('export');
+    await service
+      .db()
+      .query(`INSERT INTO tasks (id, kind, project_id) VALUES ($1, 'export', 'default')`, [id]);
+    const cancelled = await service.client().request({
+      method: 'DELETE',
+      url: `/_api/admin/users/export/${id}`,
+      token: await adminToken(service.keys()),
+    });
+    const status = JSON.parse(cancelled.body) as Record<string, unknown>;
+    expect(status.failed_at).to.be.a('string');
+    const [event] = await received('/main?token=kept-out-of-lists', id);
+    expect(JSON.parse((event as ReceivedEvent).body).payload).to.deep.equal({
+      task_id: id,
+      created_at: status.created_at,
+      completed_at: status.completed_at,
+      failed_at: status.failed_at,
+      error: status.error,
+    });
+    expect((status.error as { reason: string }).reason).to.equal('Cancelled');
   });
 
   it('delivers again after the receiver was down, and the task did not wait for it', async () => {
