@@ -1,11 +1,10 @@
-import { Transform } from 'node:stream';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import { digestInto, type FileDigest } from '../blob/file-digest.js';
 import { attemptBlobName, exportFileHeaders, exportFileName } from '../blob/task-files.js';
 import { recordExportBlob } from '../db/export-blobs.js';
 import { type Pool, withClient } from '../db/pool.js';
 import type { TaskRun } from '../tasks/run-task.js';
-import { streamImportDetails } from './import-details.js';
+import { streamImportDetailLines } from './import-details.js';
 
 /** An import's results file as written: the blob's name and what proves it whole. */
 export interface ResultsFile {
@@ -26,7 +25,7 @@ export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: Ta
   try {
     const { digest } = await withClient(pool, (client) =>
       digestInto(
-        [streamImportDetails(client, run.task.id), jsonLines()],
+        [streamImportDetailLines(client, run.task.id)],
         (file) => storage.upload(name, file, exportFileHeaders(fileName, 'ndjson'), run.signal),
         run.signal,
       ),
@@ -36,12 +35,4 @@ export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: Ta
     await storage.discard(name).catch(() => {}); // the blocks expire unclaimed anyway
     throw err;
   }
-}
-
-/** Objects -> one compact JSON text per line. */
-function jsonLines(): Transform {
-  return new Transform({
-    writableObjectMode: true,
-    transform: (value: unknown, _enc, done) => done(null, `${JSON.stringify(value)}\n`),
-  });
 }
