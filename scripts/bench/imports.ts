@@ -142,42 +142,49 @@ export async function benchImport(
     await dropSchema(databaseUrl, 'bench_import_copy');
     log(`raw COPY: ${Math.round(copyRate)} records/s`);
     const importRate = await importRateOf(databaseUrl, brokers, {}, log);
-    // The production shape: every task also writes its results file and tells an endpoint
-    // that takes each request and never answers, holding every delivery slot until its timeout.
-    const told = await importRateOf(
-      databaseUrl,
-      brokers,
+    // The production shape: every task also writes its results file; then, besides, tells an
+    // endpoint that takes each request and never answers, holding every delivery slot until its
+    // timeout.
+    const blobStorage = {
+      AZURE_STORAGE_CONNECTION_STRING: blobs,
+      AZURE_STORAGE_CONTAINER: `bench-results-${Date.now()}`,
+    };
+    const withResults = await importRateOf(databaseUrl, brokers, blobStorage, log);
+    const hanging = [
       {
-        AZURE_STORAGE_CONNECTION_STRING: blobs,
-        AZURE_STORAGE_CONTAINER: `bench-results-${Date.now()}`,
-        webhooks: [
-          {
-            id: 'hanging',
-            url: receiver.url,
-            secret: 'a-bench-signing-secret',
-            events: ['user_import.completed'],
-          },
-        ],
+        id: 'hanging',
+        url: receiver.url,
+        secret: 'a-bench-signing-secret',
+        events: ['user_import.completed'],
       },
-      log,
-    );
-    return { copyRate, importRate, told };
+    ];
+    const withWebhook = await importRateOf(databaseUrl, brokers, { ...blobStorage, webhooks: hanging }, log);
+    return { copyRate, importRate, withResults, withWebhook };
   }).finally(() => receiver.close());
+  const best = (side: (m: (typeof measured)[number]) => number) => Math.max(...measured.map(side));
   return [
     row(
-      'import.records_per_s_results_file_hanging_webhook',
-      Math.max(...measured.map((m) => m.told)),
+      'import.records_per_s_results_file',
+      best((m) => m.withResults),
       'records/s',
-      'the same import without results files or webhooks',
-      Math.max(...measured.map((m) => m.importRate)),
+      'the same import without results files',
+      best((m) => m.importRate),
+      "the results file's cost",
+    ),
+    row(
+      'import.records_per_s_hanging_webhook',
+      best((m) => m.withWebhook),
+      'records/s',
+      'the same import with results files, without a webhook',
+      best((m) => m.withResults),
       '~1: a hanging receiver holds no task',
     ),
     row(
       'import.records_per_s',
-      Math.max(...measured.map((m) => m.importRate)),
+      best((m) => m.importRate),
       'records/s',
       'raw COPY of the same rows',
-      Math.max(...measured.map((m) => m.copyRate)),
+      best((m) => m.copyRate),
       '>= 0.85 of COPY',
     ),
   ];
@@ -239,9 +246,9 @@ async function importRateOf(
         `import bench: expected ${RECORDS} inserted (and the warm-up user), got ${JSON.stringify(rows[0])}`,
       );
     }
-    log(
-      `import${webhooks.length > 0 ? ' (results files, hanging webhook)' : ''}: ${bodies.length} requests, ${seconds.toFixed(1)} s`,
-    );
+    const results = env.AZURE_STORAGE_CONNECTION_STRING ? ' with results files' : '';
+    const told = webhooks.length > 0 ? ' and a hanging webhook' : '';
+    log(`import${results}${told}: ${bodies.length} requests, ${seconds.toFixed(1)} s`);
     return RECORDS / seconds;
   } finally {
     await service.stop();
