@@ -41,7 +41,7 @@ export function startWebhookDelivery(pool: Pool, config: ServiceConfig, log: Log
     const endpoint = endpoints.get(taken.endpointId) as WebhookEndpoint;
     const answer = await post(
       endpoint,
-      eventBody({ id: taken.eventId, ...taken }, new Date()),
+      eventBody({ id: taken.eventId, type: taken.type, payload: taken.payload }, new Date()),
       webhooks.timeoutMs,
     );
     const end = outcomeOf(answer, taken, config);
