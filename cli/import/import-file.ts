@@ -7,6 +7,7 @@ import { type ForeignFile, openRecords } from '../records/read-records.js';
 import { errorMessage, type ServiceClient } from '../service-client.js';
 import { ImportState, type OutcomeCounts } from './import-state.js';
 import { type RequestChunk, requestChunks } from './request-chunks.js';
+import { resultsLines } from './results-lines.js';
 
 /** What `userctl import FILE` was asked to do. */
 export interface ImportFileOptions {
@@ -220,11 +221,7 @@ async function readResultsFile(taskId: string, url: string): Promise<NonNullable
     throw new CliError(`cannot download the results of task ${taskId}: ${(err as Error).message}`);
   });
   if (!res.ok) throw new CliError(`cannot download the results of task ${taskId} (${res.status})`);
-  const text = await res.text();
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as NonNullable<ImportStatus['details']>[number]);
+  return resultsLines(await res.text());
 }
 
 /** The results lines of a request, its local failures among them, in input order. */

@@ -1,16 +1,11 @@
 import type { BlobStorage } from '../blob/blob-storage.js';
-import { digestInto, type FileDigest } from '../blob/file-digest.js';
+import { digestInto } from '../blob/file-digest.js';
 import { attemptBlobName, exportFileHeaders, exportFileName } from '../blob/task-files.js';
 import { recordExportBlob } from '../db/export-blobs.js';
 import { type Pool, withClient } from '../db/pool.js';
+import type { TaskFile } from '../db/tasks/endings.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { streamImportDetailLines } from './import-details.js';
-
-/** An import's results file as written: the blob's name and what proves it whole. */
-export interface ResultsFile {
-  readonly name: string;
-  readonly digest: FileDigest;
-}
 
 /**
  * Writes an import's results file beside the exports: one JSON line per record, in request order,
@@ -18,7 +13,7 @@ export interface ResultsFile {
  * it is one block blob that appears whole or not at all, recorded before it is written, so that a
  * blob its task never names (this attempt lost the task) is found and deleted.
  */
-export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: TaskRun): Promise<ResultsFile> {
+export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: TaskRun): Promise<TaskFile> {
   const fileName = exportFileName(run.task.project_id, run.task.id, 'ndjson', new Date());
   const name = attemptBlobName(fileName);
   await recordExportBlob(pool, run.task.id, name);
@@ -30,7 +25,7 @@ export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: Ta
         run.signal,
       ),
     );
-    return { name, digest };
+    return { name, ...digest };
   } catch (err) {
     await storage.discard(name).catch(() => {}); // the blocks expire unclaimed anyway
     throw err;

@@ -64,5 +64,5 @@ export async function runImport(
   else await apply(committedTarget(pool, task, leaseMs));
   // Without blob storage (export switched off) the details alone tell the outcomes.
   const results = blobs ? await writeResultsFile(pool, blobs, run) : undefined;
-  await completeImport(pool, task, results && { name: results.name, ...results.digest });
+  await completeImport(pool, task, results);
 }

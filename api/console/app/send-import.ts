@@ -1,4 +1,5 @@
 import type { RequestChunk } from '../../../cli/import/request-chunks.js';
+import { resultsLines } from '../../../cli/import/results-lines.js';
 import { ApiProblem, call, type Detail, readText, type Task } from './admin-api.js';
 import { follow } from './follow-task.js';
 
@@ -135,11 +136,7 @@ async function post(body: string, key: string): Promise<Task> {
  */
 async function allDetails(task: Task): Promise<Detail[]> {
   if (task.results_url) {
-    const text = await readText(`/_api/admin/users/import/${task.id}/results`);
-    return text
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Detail);
+    return resultsLines<Detail>(await readText(`/_api/admin/users/import/${task.id}/results`));
   }
   const details: Detail[] = [];
   let path: string | undefined = `/_api/admin/users/import/${task.id}?limit=10000`;
