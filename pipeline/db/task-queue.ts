@@ -107,8 +107,9 @@ export async function readQueueLog(
   limit: number,
 ): Promise<QueueLogRow[]> {
   const { rows } = await db.query<QueueLogRow>(
-    `SELECT position::text AS position, enqueued_at, message FROM task_queue
-      WHERE kind = $1 AND position >= $2 AND position < $3 ORDER BY position LIMIT $4`,
+    // Ordered by the column, not by the text the select names the same: positions are numbers.
+    `SELECT q.position::text AS position, q.enqueued_at, q.message FROM task_queue q
+      WHERE q.kind = $1 AND q.position >= $2 AND q.position < $3 ORDER BY q.position LIMIT $4`,
     [kind, from, to, limit],
   );
   return rows;

@@ -21,7 +21,9 @@ export async function recordUserChanges(db: Queryable, userIds: readonly string[
 /** The oldest changes not yet published, locked so that one relay publishes each. */
 export async function takeUserChanges(db: Queryable, limit: number): Promise<UserChange[]> {
   const { rows } = await db.query<UserChange>(
-    `SELECT seq::text, user_id, changed_at FROM user_changes ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    // Ordered by the bigint column (the primary key's order), not by the text the select names `seq`.
+    `SELECT c.seq::text AS seq, c.user_id, c.changed_at FROM user_changes c
+      ORDER BY c.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
     [limit],
   );
   return rows;
