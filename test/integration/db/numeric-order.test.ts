@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readQueueLog } from '../../../pipeline/db/task-queue.js';
-import { takeUserChanges } from '../../../pipeline/db/user-changes.js';
 import { withTransaction } from '../../../pipeline/db/transaction.js';
+import { takeUserChanges } from '../../../pipeline/db/user-changes.js';
 import { useTestSchema } from '../../support/database.js';
 
 describe('db: queue positions and change sequences are read in number order', () => {
