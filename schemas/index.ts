@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import { configSchema } from './config.schema.js';
+import { contractFormats } from './date-time.js';
 import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema, passwordTypes } from './import-record.schema.js';
 import { type ImportOutcome, importOutcomes, importRequestSchema } from './import-request.schema.js';
@@ -70,8 +70,8 @@ export const CONTRACT_AJV_OPTIONS = {
 
 /** The one validator of every contract: requests, records, task messages, declared attributes. */
 export const contractAjv = new Ajv2020({ ...CONTRACT_AJV_OPTIONS });
-// RFC 3339 times with an offset (the export filters).
-contractAjv.addFormat('date-time', fullFormats['date-time']);
+// RFC 3339 times, exactly those the service converts (the export filters, the records' times).
+contractAjv.addFormat('date-time', contractFormats['date-time']);
 
 /** Validates a message read from the task bus. */
 export const validateTaskMessage = contractAjv.compile<TaskMessage>(taskMessageSchema);

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { _, Ajv2020 } from 'ajv/dist/2020.js';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { build } from 'esbuild';
+import { contractFormats } from '../schemas/date-time.js';
 import { importRequestSchema } from '../schemas/import-request.schema.js';
 import { CONTRACT_AJV_OPTIONS, importRecordSchemaFor } from '../schemas/index.js';
 
@@ -21,10 +21,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 function recordValidatorsCode(): string {
   const ajv = new Ajv2020({
     ...CONTRACT_AJV_OPTIONS,
-    // The generated code takes the date-time check from the package the service's validator uses.
-    code: { source: true, esm: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
+    // The generated code takes the date-time check from the module the service's validator uses.
+    code: { source: true, esm: true, formats: _`require("contract-formats").contractFormats` },
   });
-  ajv.addFormat('date-time', fullFormats['date-time']);
+  ajv.addFormat('date-time', contractFormats['date-time']);
   const names: Record<string, string> = {};
   for (const identifier of importRequestSchema.properties.identifier.enum) {
     const schema = importRecordSchemaFor(identifier);
@@ -44,7 +44,12 @@ export async function buildConsole(out = path.join(root, 'dist', 'console')): Pr
     plugins: [
       {
         name: 'record-validators',
-        setup: (b) => b.onResolve({ filter: /^record-validators$/ }, () => ({ path: validators })),
+        setup: (b) => {
+          b.onResolve({ filter: /^record-validators$/ }, () => ({ path: validators }));
+          b.onResolve({ filter: /^contract-formats$/ }, () => ({
+            path: path.join(root, 'schemas', 'date-time.ts'),
+          }));
+        },
       },
     ],
     nodePaths: [path.join(root, 'node_modules')],

@@ -1,5 +1,6 @@
-import { Transform, type TransformCallback } from 'node:stream';
+import type { Transform } from 'node:stream';
 import { type Options, stringify } from 'csv-stringify/sync';
+import { streamStage } from '../stream-stage.js';
 import { RECORD_ARRAYS_IN_FLIGHT } from './export-records.js';
 
 /**
@@ -66,14 +67,9 @@ export function encodeCsv(
     headerWritten = true;
     return [header, ...rows];
   };
-  return new Transform({
-    writableObjectMode: true,
-    writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-    transform(rows: unknown[][], _enc, done: TransformCallback) {
-      done(null, stringify(withHeader(rows), options));
-    },
-    flush(done: TransformCallback) {
-      done(null, headerWritten ? undefined : stringify([header], options));
-    },
-  });
+  return streamStage(
+    { writableObjectMode: true, writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT },
+    (rows: unknown[][]) => stringify(withHeader(rows), options),
+    () => (headerWritten ? undefined : stringify([header], options)),
+  );
 }

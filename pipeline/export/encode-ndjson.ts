@@ -1,16 +1,16 @@
-import { Transform, type TransformCallback } from 'node:stream';
+import type { Transform } from 'node:stream';
+import { streamStage } from '../stream-stage.js';
 import type { UserRecord } from './assemble-records.js';
 import { RECORD_ARRAYS_IN_FLIGHT } from './export-records.js';
 
 /** Records (in arrays) -> ndjson: one compact JSON object per user and line. */
 export function encodeNdjson(): Transform {
-  return new Transform({
-    writableObjectMode: true,
-    writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-    transform(records: UserRecord[], _enc, done: TransformCallback) {
+  return streamStage(
+    { writableObjectMode: true, writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT },
+    (records: UserRecord[]) => {
       let text = '';
       for (const record of records) text += `${JSON.stringify(record)}\n`;
-      done(null, text);
+      return text;
     },
-  });
+  );
 }

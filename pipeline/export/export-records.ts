@@ -1,8 +1,9 @@
-import { Transform, type TransformCallback } from 'node:stream';
+import type { Transform } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { to as copyTo } from 'pg-copy-streams';
 import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
+import { streamStage } from '../stream-stage.js';
 import { type AssemblyOptions, RecordAssembler, type UserRecord } from './assemble-records.js';
 import { type UserConditions, userConditionSql, userRecordsSql } from './user-records-sql.js';
 
@@ -118,33 +119,22 @@ export function assembleRecords(options: AssemblyOptions): Transform {
     const record = assembler.add(line);
     if (record !== undefined) records.push(record);
   };
-  return new Transform({
-    readableObjectMode: true,
-    readableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-    transform(chunk: Buffer, _enc, done: TransformCallback) {
+  return streamStage(
+    { readableObjectMode: true, readableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT },
+    (chunk: Buffer) => {
       const lines = (rest + decoder.write(chunk)).split('\n');
       rest = lines.pop() ?? '';
       const records: UserRecord[] = [];
-      try {
-        for (const line of lines) add(line, records);
-      } catch (err) {
-        done(err as Error);
-        return;
-      }
-      done(null, records.length > 0 ? records : undefined);
+      for (const line of lines) add(line, records);
+      return records.length > 0 ? records : undefined;
     },
-    flush(done: TransformCallback) {
+    () => {
       rest += decoder.end();
       const records: UserRecord[] = [];
-      try {
-        if (rest !== '') add(rest, records);
-        const last = assembler.end();
-        if (last !== undefined) records.push(last);
-      } catch (err) {
-        done(err as Error);
-        return;
-      }
-      done(null, records.length > 0 ? records : undefined);
+      if (rest !== '') add(rest, records);
+      const last = assembler.end();
+      if (last !== undefined) records.push(last);
+      return records.length > 0 ? records : undefined;
     },
-  });
+  );
 }

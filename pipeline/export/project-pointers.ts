@@ -1,4 +1,5 @@
-import { Transform, type TransformCallback } from 'node:stream';
+import type { Transform } from 'node:stream';
+import { streamStage } from '../stream-stage.js';
 import type { UserRecord } from './assemble-records.js';
 import { RECORD_ARRAYS_IN_FLIGHT } from './export-records.js';
 import { compilePointer, type ExportField } from './pointers.js';
@@ -6,14 +7,7 @@ import { compilePointer, type ExportField } from './pointers.js';
 /** Records (in arrays) -> rows of cells, one per field, in field order. */
 export function projectPointers(fields: readonly ExportField[]): Transform {
   const readers = fields.map((f) => compilePointer(f.pointer));
-  return new Transform({
-    objectMode: true,
-    highWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-    transform(records: UserRecord[], _enc, done: TransformCallback) {
-      done(
-        null,
-        records.map((record) => readers.map((read) => read(record))),
-      );
-    },
-  });
+  return streamStage({ objectMode: true, highWaterMark: RECORD_ARRAYS_IN_FLIGHT }, (records: UserRecord[]) =>
+    records.map((record) => readers.map((read) => read(record))),
+  );
 }

@@ -1,8 +1,9 @@
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { ExportTaskOptions } from '../../schemas/index.js';
 import { type DigestedFile, digestInto } from '../blob/file-digest.js';
 import type { PoolClient } from '../db/pool.js';
+import { streamStage } from '../stream-stage.js';
 import type { UserRecord } from './assemble-records.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
@@ -73,13 +74,12 @@ export async function writeRecords<T>(
 /** Counts the records passing through and reports the count. */
 function progressCounter(report: (processed: number) => void): Transform {
   let processed = 0;
-  return new Transform({
-    objectMode: true,
-    highWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-    transform(records: UserRecord[], _enc, done: TransformCallback) {
+  return streamStage(
+    { objectMode: true, highWaterMark: RECORD_ARRAYS_IN_FLIGHT },
+    (records: UserRecord[]) => {
       processed += records.length;
       report(processed);
-      done(null, records);
+      return records;
     },
-  });
+  );
 }

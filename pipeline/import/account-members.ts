@@ -1,3 +1,4 @@
+import { utcInstant } from '../../schemas/date-time.js';
 import type { ImportRecord, SchemaCause } from '../../schemas/index.js';
 import type { ProjectConfig } from '../config.js';
 import { normalizeEmail, normalizePhone } from '../identity/normalize.js';
@@ -19,15 +20,12 @@ export interface Validity {
   readonly until?: string | null;
 }
 
-/** An RFC 3339 time (checked by the schema) as the instant it names, in UTC. */
-const utc = (time: string): string => new Date(time).toISOString();
-
 /** `account_valid_from` and `account_valid_until`; a period that ends before it begins fails. */
 export function readValidity(record: ImportRecord, causes: SchemaCause[]): Validity {
   const { account_valid_from: from, account_valid_until: until } = record;
   const validity: { from?: string | null; until?: string | null } = {};
-  if (from !== undefined) validity.from = from === null ? null : utc(from);
-  if (until !== undefined) validity.until = until === null ? null : utc(until);
+  if (from !== undefined) validity.from = from === null ? null : utcInstant(from);
+  if (until !== undefined) validity.until = until === null ? null : utcInstant(until);
   if (
     typeof validity.from === 'string' &&
     typeof validity.until === 'string' &&
@@ -112,7 +110,9 @@ export function readSecrets(
   const expireAfter = record.password?.expire_after;
   return {
     ...(password === undefined ? {} : { password }),
-    ...(password === undefined || expireAfter === undefined ? {} : { passwordExpireAfter: utc(expireAfter) }),
+    ...(password === undefined || expireAfter === undefined
+      ? {}
+      : { passwordExpireAfter: utcInstant(expireAfter) }),
     ...(mfaPassword === undefined ? {} : { mfaPassword }),
     totpSecrets: (totps ?? (totp ? [totp] : [])).map((t) => t.secret),
   };

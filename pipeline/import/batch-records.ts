@@ -1,4 +1,5 @@
-import { Transform, type TransformCallback } from 'node:stream';
+import type { Transform } from 'node:stream';
+import { streamStage } from '../stream-stage.js';
 
 /**
  * Groups records into batches of `size`, dropping those before `from` (already applied by an
@@ -6,19 +7,16 @@ import { Transform, type TransformCallback } from 'node:stream';
  */
 export function batchRecords(size: number, from: number): Transform {
   let batch: { index: number }[] = [];
-  return new Transform({
-    objectMode: true,
-    highWaterMark: 2,
-    transform(record: { index: number }, _enc, done: TransformCallback) {
-      if (record.index < from) return done();
+  return streamStage(
+    { objectMode: true, highWaterMark: 2 },
+    (record: { index: number }) => {
+      if (record.index < from) return undefined;
       batch.push(record);
-      if (batch.length < size) return done();
+      if (batch.length < size) return undefined;
       const full = batch;
       batch = [];
-      done(null, full);
+      return full;
     },
-    flush(done: TransformCallback) {
-      done(null, batch.length > 0 ? batch : undefined);
-    },
-  });
+    () => (batch.length > 0 ? batch : undefined),
+  );
 }

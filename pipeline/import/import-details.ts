@@ -1,6 +1,7 @@
-import { type Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import QueryStream from 'pg-query-stream';
 import type { PoolClient, Queryable } from '../db/pool.js';
+import { streamStage } from '../stream-stage.js';
 import type { ImportDetail } from './import-batch.js';
 
 interface DetailRow {
@@ -61,10 +62,7 @@ export function streamImportDetailLines(client: PoolClient, taskId: string): Rea
       { batchSize: 2000 },
     ),
   );
-  const lines = new Transform({
-    writableObjectMode: true,
-    transform: (row: { line: string }, _enc, done) => done(null, row.line),
-  });
+  const lines = streamStage({ writableObjectMode: true }, (row: { line: string }) => row.line);
   rows.once('error', (err) => lines.destroy(err));
   return rows.pipe(lines);
 }

@@ -1,4 +1,4 @@
-import { Transform, type TransformCallback } from 'node:stream';
+import type { Transform } from 'node:stream';
 import {
   type ImportIdentifier,
   type ImportRecord,
@@ -11,6 +11,7 @@ import { ApiError } from '../errors.js';
 import { KEY_OF_ATTRIBUTE, LOGIN_ID_ATTRIBUTES } from '../identity/login-id-attributes.js';
 import { normalizeEmail, normalizePhone, normalizeUsername } from '../identity/normalize.js';
 import { unstorableStrings } from '../storable-text.js';
+import { streamStage } from '../stream-stage.js';
 import { readMfa, readSecrets, readSub, readValidity, type Validity } from './account-members.js';
 import { customAttributeChecks } from './custom-attributes.js';
 import { mergeLoginIds, type Normalizers, type OAuthIdentity, readIdentities } from './identity-members.js';
@@ -121,12 +122,27 @@ export interface PreparedRecord {
   readonly repeats?: number;
 }
 
-/** Validates one record (the validation stage's function, before any batch transaction). */
+/**
+ * Validates one record (the validation stage's function, before any batch transaction). A check
+ * that throws on what the schema let through fails that record alone, as one the service cannot
+ * read: no record's content can end its task, still less its process.
+ */
 export function prepareRecord(
   record: { readonly index: number; readonly raw: unknown },
   validate: RecordValidator,
 ): PreparedRecord {
-  return { index: record.index, raw: record.raw, checked: validate(record.raw) };
+  let checked: ReturnType<RecordValidator>;
+  try {
+    checked = validate(record.raw);
+  } catch {
+    checked = {
+      ok: false,
+      error: validationFailed([
+        { location: '', kind: 'unreadable', details: { message: 'the record could not be read' } },
+      ]),
+    };
+  }
+  return { index: record.index, raw: record.raw, checked };
 }
 
 /** The causes a failed record's detail lists; the rest are counted in `causes_omitted`. */
@@ -145,13 +161,9 @@ function validationFailed(causes: SchemaCause[]): ApiError {
  * plan and write, and may be retried record by record without checking anything again).
  */
 export function validateRecords(validate: RecordValidator): Transform {
-  return new Transform({
-    objectMode: true,
-    highWaterMark: 64,
-    transform(record: IndexedRecord, _enc, done: TransformCallback) {
-      done(null, prepareRecord(record, validate));
-    },
-  });
+  return streamStage({ objectMode: true, highWaterMark: 64 }, (record: IndexedRecord) =>
+    prepareRecord(record, validate),
+  );
 }
 
 /**
@@ -162,15 +174,11 @@ export function validateRecords(validate: RecordValidator): Transform {
 export function markRepeatedIdentifiers(identifier: ImportIdentifier): Transform {
   const key = KEY_OF_ATTRIBUTE[identifier];
   const seen = new Map<string, number>();
-  return new Transform({
-    objectMode: true,
-    highWaterMark: 64,
-    transform(record: PreparedRecord, _enc, done: TransformCallback) {
-      const value = record.checked.ok ? record.checked.valid.loginIds.get(key)?.value : undefined;
-      if (value === undefined) return done(null, record);
-      const earlier = seen.get(value);
-      seen.set(value, record.index);
-      done(null, earlier === undefined ? record : { ...record, repeats: earlier });
-    },
+  return streamStage({ objectMode: true, highWaterMark: 64 }, (record: PreparedRecord) => {
+    const value = record.checked.ok ? record.checked.valid.loginIds.get(key)?.value : undefined;
+    if (value === undefined) return record;
+    const earlier = seen.get(value);
+    seen.set(value, record.index);
+    return earlier === undefined ? record : { ...record, repeats: earlier };
   });
 }

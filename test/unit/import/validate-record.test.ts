@@ -131,3 +131,47 @@ describe('import/custom-attributes (ajv checks compiled from the declarations)',
     ]);
   });
 });
+
+describe('import/validate-record: closed secret holders, convertible times', () => {
+  it('refuses an unknown member of a password, mfa.password or mfa.totp, naming it', () => {
+    const hash = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
+    const checked = validate({
+      email: 'a@x.test',
+      password: { type: 'bcrypt', password_hash: hash, passwordHash: hash },
+      mfa: {
+        password: { type: 'bcrypt', password_hash: hash, hash },
+        totp: { secret: 'JBSWY3DP', key: 'K' },
+      },
+    });
+    expect(checked.ok).to.equal(false);
+    const named = (
+      (checked.ok ? [] : checked.error.info?.causes) as {
+        location: string;
+        details: { additionalProperty?: string };
+      }[]
+    ).map((c) => `${c.location}/${c.details.additionalProperty}`);
+    expect(named).to.include.members(['/password/passwordHash', '/mfa/password/hash', '/mfa/totp/key']);
+  });
+
+  it('accepts exactly the times it can convert: a leap second or an hour-only offset fails the record, naming the member', () => {
+    for (const time of ['2016-12-31T23:59:60Z', '2030-01-01T00:00:00+01', '0000-06-01T00:00:00Z']) {
+      expect(problems({ email: 'a@x.test', account_valid_from: time }), time).to.deep.equal([
+        ['/account_valid_from', 'format'],
+      ]);
+      expect(problems({ email: 'a@x.test', account_valid_until: time }), time).to.deep.equal([
+        ['/account_valid_until', 'format'],
+      ]);
+      const password = {
+        type: 'bcrypt',
+        password_hash: '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy',
+      };
+      expect(
+        problems({ email: 'a@x.test', password: { ...password, expire_after: time } }),
+        time,
+      ).to.deep.equal([['/password/expire_after', 'format']]);
+    }
+    expect(problems({ email: 'a@x.test', account_valid_from: '2016-12-31T23:59:59+09:00' })).to.equal(
+      'valid',
+    );
+  });
+});
