@@ -45,6 +45,27 @@ describe('import/secret-members', () => {
     expect(redactRecord({ mfa: 'x' })).to.deep.equal({ mfa: 'x' });
   });
 
+  it('treats every member of a secret holder but the public ones as a secret: a misspelled one is not kept in clear', () => {
+    const record = {
+      email: 'a@x.test',
+      password: { type: 'bcrypt', passwordHash: HASH, salt: 'NaCl', expire_after: '2030-01-01T00:00:00Z' },
+      mfa: { password: { hash: HASH }, totp: { key: 'JBSWY3DPEHPK3PXP' }, totps: [{ seed: 'KRSXG5A' }] },
+    };
+    expect(redactRecord(record)).to.deep.equal({
+      email: 'a@x.test',
+      password: {
+        type: 'bcrypt',
+        passwordHash: REDACTED,
+        salt: 'NaCl',
+        expire_after: '2030-01-01T00:00:00Z',
+      },
+      mfa: { password: { hash: REDACTED }, totp: { key: REDACTED }, totps: [{ seed: REDACTED }] },
+    });
+    const box = secretBox(randomBytes(32));
+    const sealed = JSON.stringify(sealRecords([record], box));
+    expect(sealed).not.to.include(HASH).and.not.to.include('JBSWY3DPEHPK3PXP').and.not.to.include('KRSXG5A');
+  });
+
   /** The raw records the worker's stages read out of a message. */
   async function readRecords(message: string, box: ReturnType<typeof secretBox>): Promise<unknown[]> {
     const [source, parse] = recordStages(message, box);
