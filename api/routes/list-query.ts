@@ -1,4 +1,9 @@
-/** A query parameter given at most once; throws `refuse(message)` when it is given more often. */
+import { isStorableText } from '../../pipeline/storable-text.js';
+
+/**
+ * A query parameter given at most once, as text the database can compare; throws
+ * `refuse(message)`, naming it, when it is given more often or holds NUL or a lone surrogate.
+ */
 export function queryValue(
   query: Record<string, string | string[] | undefined>,
   name: string,
@@ -6,6 +11,20 @@ export function queryValue(
 ): string | undefined {
   const value = query[name];
   if (Array.isArray(value)) throw refuse(`${name} is given more than once`);
+  if (value !== undefined && !isStorableText(value))
+    throw refuse(`${name} must not contain NUL or unpaired surrogate characters`);
+  return value;
+}
+
+/** A query parameter that, when given, must match `pattern`; `refuse` names it and what it must be. */
+export function patternedValue(
+  query: Record<string, string | string[] | undefined>,
+  name: string,
+  pattern: { readonly test: (text: string) => boolean; readonly describe: string },
+  refuse: (message: string) => Error,
+): string | undefined {
+  const value = queryValue(query, name, refuse);
+  if (value !== undefined && !pattern.test(value)) throw refuse(`${name} must be ${pattern.describe}`);
   return value;
 }
 

@@ -32,12 +32,20 @@ function keyCursor(key: TaskKey): string {
   return Buffer.from(`${key.createdUs}/${key.id}`).toString('base64url');
 }
 
+/**
+ * Microseconds since 1970 of the first instant after 9999-12-31: a cursor's creation time is
+ * below it, so that Postgres can read it as a bigint and a timestamp.
+ */
+const CURSOR_US_LIMIT = 253_402_300_800_000_000n;
+
+/** The key a cursor names, when it names one a task could have (undefined: not a cursor). */
 function cursorKey(cursor: string): TaskKey | undefined {
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return undefined;
-  const match = /^(\d{1,19})\/(user(?:import|export)_[A-Z2-7]{32})$/.exec(
+  const match = /^(\d{1,18})\/(user(?:import|export)_[A-Z2-7]{32})$/.exec(
     Buffer.from(cursor, 'base64url').toString(),
   );
-  return match ? { createdUs: match[1] as string, id: match[2] as string } : undefined;
+  if (!match || BigInt(match[1] as string) >= CURSOR_US_LIMIT) return undefined;
+  return { createdUs: match[1] as string, id: match[2] as string };
 }
 
 /**

@@ -2,13 +2,27 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { ApiError } from '../../pipeline/errors.js';
 import type { AttemptRow, WebhookService } from '../../pipeline/services/webhook-service.js';
-import { pageLimit, queryValue } from './list-query.js';
+import { isTaskId } from '../../schemas/task-id.js';
+import { pageLimit, patternedValue } from './list-query.js';
 
 const PATH = '/_api/admin/webhooks';
 /** The largest page of delivery attempts, and the page when the request names none. */
 export const MAX_ATTEMPTS_LIMIT = 200;
 const DEFAULT_ATTEMPTS_LIMIT = 50;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** What each filter of the deliveries list must be: its values' patterns. */
+const FILTERS = {
+  after: { test: (t: string) => /^\d{1,18}$/.test(t), describe: 'the cursor a page of this list carries' },
+  event_id: {
+    test: (t: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(t),
+    describe: 'an event id',
+  },
+  // An endpoint id as the project file names it.
+  endpoint: { test: (t: string) => /^[a-zA-Z0-9_-]{1,64}$/.test(t), describe: 'an endpoint id' },
+  task_id: {
+    test: (t: string) => isTaskId('import', t) || isTaskId('export', t),
+    describe: 'a task id',
+  },
+} as const;
 
 /**
  * GET /_api/admin/webhooks/endpoints (the project's endpoints and whether a 410 disabled them),
@@ -28,13 +42,10 @@ export function webhookRoutes(webhooks: WebhookService, admin: readonly Middlewa
   });
 
   router.get(`${PATH}/deliveries`, ...admin, async (ctx) => {
-    const one = (name: string) => queryValue(ctx.query, name, refuse);
+    const one = (name: keyof typeof FILTERS) => patternedValue(ctx.query, name, FILTERS[name], refuse);
     const limit = pageLimit(ctx.query, { max: MAX_ATTEMPTS_LIMIT, fallback: DEFAULT_ATTEMPTS_LIMIT }, refuse);
     const after = one('after');
-    if (after !== undefined && !/^\d{1,18}$/.test(after)) throw refuse('after is not a cursor of this list');
-    const eventId = one('event_id');
-    if (eventId !== undefined && !UUID.test(eventId)) throw refuse('event_id must be an event id');
-    const filters = { endpointId: one('endpoint'), eventId, taskId: one('task_id') };
+    const filters = { endpointId: one('endpoint'), eventId: one('event_id'), taskId: one('task_id') };
     const found = await webhooks.attempts({ ...filters, after, limit });
     const last = found.attempts.at(-1);
     const next = new URLSearchParams({ limit: String(limit) });
