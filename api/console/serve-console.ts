@@ -75,21 +75,53 @@ export function consoleRoutes(
   });
   router.get('/console/:file', (ctx) => serve(ctx, ctx.params.file ?? ''));
 
+  // Behind a proxy every caller may look local: the development sign-in is off there.
   const development =
     !config.project.adminApi.jwks &&
     !config.adminJwksFile &&
+    !config.trustProxy &&
     (isEmbeddedDefault(config) || config.developmentKeys);
   router.post('/console/development-token', async (ctx) => {
     if (!development) throw new ApiError('NotFound', 'no development sign-in here');
-    // A request relayed by a proxy on this machine comes from loopback too: it names its client.
-    const relayed = ctx.get('X-Forwarded-For') !== '' || ctx.get('Forwarded') !== '';
-    if (relayed || !isLoopback(ctx.req.socket.remoteAddress)) {
-      throw new ApiError('InvalidAdminJWT', 'the development sign-in answers this machine only');
+    if (!fromOwnConsole(ctx, config.project.domain)) {
+      throw new ApiError(
+        'InvalidAdminJWT',
+        'the development sign-in answers its own console on this machine only',
+      );
     }
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { token: await devAdminToken(config.dataDir, config.project.publicOrigin) };
   });
   return router;
+}
+
+/** Headers a proxy adds: a request that carries one was relayed, and its client is elsewhere. */
+const PROXY_HINTS = ['forwarded', 'x-real-ip', 'via'];
+
+/**
+ * Whether a development sign-in comes from the console this process serves, in a browser on this
+ * machine: a loopback connection that no proxy relayed; a Host that is the project's domain or a
+ * loopback literal (a page of a rebinding domain names its own); and an Origin that is the
+ * console's own (or, without one, `Sec-Fetch-Site: same-origin`), so no other page can ask.
+ */
+function fromOwnConsole(ctx: Context, domain: string): boolean {
+  const headers = Object.keys(ctx.headers);
+  if (headers.some((h) => h.startsWith('x-forwarded-') || PROXY_HINTS.includes(h))) return false;
+  if (!isLoopback(ctx.req.socket.remoteAddress)) return false;
+  const host = hostName(ctx.get('Host'));
+  if (host === undefined || (host !== domain.toLowerCase() && !LOOPBACK_HOSTS.has(host))) return false;
+  const origin = ctx.get('Origin');
+  if (origin === '') return ctx.get('Sec-Fetch-Site') === 'same-origin';
+  return origin === `${ctx.protocol}://${ctx.get('Host').toLowerCase()}`;
+}
+
+/** The loopback literals a Host may name besides the project's domain. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
+
+/** The name of a Host header without its port, in lower case; undefined when it is no host. */
+function hostName(header: string): string | undefined {
+  const match = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/i.exec(header);
+  return match?.[1]?.toLowerCase();
 }
 
 function isLoopback(address: string | undefined): boolean {

@@ -53,7 +53,7 @@ describe('console routes', () => {
     expect(res.body).not.to.match(/eyJ/);
   });
 
-  it('mints a development token for a caller on this machine only, never one relayed by a proxy', async () => {
+  it('mints a development token for its own console on this machine only: no proxy, no other page, no other Host', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'console-dev-'));
     try {
       const base = testConfig(keys);
@@ -61,26 +61,51 @@ describe('console routes', () => {
         ...base,
         dataDir,
         developmentKeys: true,
+        trustProxy: false,
         project: { ...base.project, adminApi: { ...base.project.adminApi, jwks: undefined } },
       };
-      const app = new Koa();
-      app.use(errorEnvelope(createLogger('silent')));
-      app.use(consoleRoutes(config, []).routes());
-      const post = (headers: Record<string, string>, remoteAddress: string) =>
-        inject(app.callback(), { method: 'POST', url: '/console/development-token', headers, remoteAddress });
-      const local = await post({}, '127.0.0.1');
-      expect(local.statusCode, local.body).to.equal(200);
-      expect((JSON.parse(local.body) as { token: string }).token).to.match(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/);
-      expect(local.headers['cache-control']).to.equal('no-store');
+      const appOf = (c: typeof config) => {
+        const app = new Koa({ proxy: c.trustProxy });
+        app.use(errorEnvelope(createLogger('silent')));
+        app.use(consoleRoutes(c, []).routes());
+        return app;
+      };
+      const app = appOf(config);
+      const domain = config.project.domain;
+      const own = { host: `${domain}:3000`, origin: `http://${domain}:3000` };
+      const post = (headers: Record<string, string>, remoteAddress: string, on = app) =>
+        inject(on.callback(), { method: 'POST', url: '/console/development-token', headers, remoteAddress });
       for (const [headers, address] of [
-        [{ 'x-forwarded-for': '203.0.113.9' }, '127.0.0.1'],
-        [{ forwarded: 'for=203.0.113.9' }, '::1'],
-        [{}, '203.0.113.9'],
+        [own, '127.0.0.1'],
+        [{ host: '127.0.0.1:3000', origin: 'http://127.0.0.1:3000' }, '127.0.0.1'],
+        [{ host: '[::1]:3000', 'sec-fetch-site': 'same-origin' }, '::1'],
+      ] as const) {
+        const local = await post(headers, address);
+        expect(local.statusCode, `${JSON.stringify(headers)}: ${local.body}`).to.equal(200);
+        expect((JSON.parse(local.body) as { token: string }).token).to.match(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/);
+        expect(local.headers['cache-control']).to.equal('no-store');
+      }
+      for (const [headers, address] of [
+        [{ ...own, 'x-forwarded-for': '203.0.113.9' }, '127.0.0.1'],
+        [{ ...own, forwarded: 'for=203.0.113.9' }, '::1'],
+        [{ ...own, 'x-real-ip': '203.0.113.9' }, '127.0.0.1'],
+        [{ ...own, via: '1.1 proxy' }, '127.0.0.1'],
+        [{ ...own, 'x-forwarded-host': 'evil.test' }, '127.0.0.1'],
+        [own, '203.0.113.9'],
+        // A page of a rebinding domain: its own Host and Origin, resolved to loopback.
+        [{ host: 'rebind.evil.test:3000', origin: 'http://rebind.evil.test:3000' }, '127.0.0.1'],
+        // Another page asking the console's origin.
+        [{ host: own.host, origin: 'http://evil.test' }, '127.0.0.1'],
+        [{ host: own.host, 'sec-fetch-site': 'cross-site' }, '127.0.0.1'],
+        [{ host: own.host }, '127.0.0.1'],
       ] as const) {
         const refused = await post(headers, address);
         expect(refused.statusCode, `${JSON.stringify(headers)} from ${address}`).to.equal(403);
         expect(refused.body).not.to.match(/eyJ/);
       }
+      const behindProxy = await post(own, '127.0.0.1', appOf({ ...config, trustProxy: true }));
+      expect(behindProxy.statusCode, 'off behind a proxy').to.equal(404);
+      expect(behindProxy.body).not.to.match(/eyJ/);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
