@@ -9,6 +9,7 @@ import {
 } from '../schemas/index.js';
 import { ConfigError } from './errors.js';
 import type { FirebaseScryptParams } from './passwords/password-formats.js';
+import { networkPolicy } from './webhooks/network-policy.js';
 
 export type LoginIdKey = 'email' | 'username' | 'phone';
 
@@ -56,6 +57,8 @@ export interface WebhookConfig {
   readonly retryMaxMs: number;
   readonly giveUpSeconds: number;
   readonly concurrency: number;
+  /** Hosts and CIDRs deliveries may reach besides public addresses (webhooks/network-policy.ts). */
+  readonly allowedHosts: readonly string[];
 }
 
 /** Where users(searchKeyword) is answered: ClickHouse when configured, else Postgres. */
@@ -236,6 +239,7 @@ const ENV_KEYS = {
   WEBHOOK_RETRY_MAX_MS: 'webhook_retry_max_ms',
   WEBHOOK_GIVE_UP_SECONDS: 'webhook_give_up_seconds',
   WEBHOOK_CONCURRENCY: 'webhook_concurrency',
+  WEBHOOK_ALLOWED_HOSTS: 'webhook_allowed_hosts',
 } as const;
 
 /** Every environment variable the service reads (besides PROJECT_CONFIG). */
@@ -313,12 +317,35 @@ export function configFromDocument(raw: Record<string, unknown>): ServiceConfig 
   if (new Set(webhookIds).size !== webhookIds.length) {
     throw new ConfigError('invalid configuration: PROJECT_CONFIG webhooks must have unique ids');
   }
+  webhookUrlProblems(doc.project.webhooks, doc.webhook_allowed_hosts);
   if (doc.kafka_brokers && doc.kafka_topic_prefix === '') {
     throw new ConfigError(
       'invalid configuration: KAFKA_TOPIC_PREFIX must be set with KAFKA_BROKERS (one prefix per deployment)',
     );
   }
   return deepFreeze(toServiceConfig(doc));
+}
+
+/**
+ * Refuses, at start, a webhook URL that deliveries could never send to: one the URL parser cannot
+ * read, with user info, not https://, or naming an address that is not public (unless
+ * WEBHOOK_ALLOWED_HOSTS lists it). The problem names the endpoint's id, never its URL.
+ */
+function webhookUrlProblems(
+  endpoints: readonly { id: string; url: string }[],
+  allowedHosts: string | undefined,
+) {
+  let policy: ReturnType<typeof networkPolicy>;
+  try {
+    policy = networkPolicy(allowedHosts ? allowedHosts.split(',') : []);
+  } catch {
+    throw new ConfigError('invalid configuration: WEBHOOK_ALLOWED_HOSTS must list host names and CIDRs');
+  }
+  for (const endpoint of endpoints) {
+    const problem = policy.urlProblem(endpoint.url);
+    if (problem)
+      throw new ConfigError(`invalid configuration: PROJECT_CONFIG webhook ${endpoint.id}: url ${problem}`);
+  }
 }
 
 const VARIABLE_OF_KEY = new Map<string, string>(
@@ -456,6 +483,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
       retryMaxMs: doc.webhook_retry_max_ms,
       giveUpSeconds: doc.webhook_give_up_seconds,
       concurrency: doc.webhook_concurrency,
+      allowedHosts: doc.webhook_allowed_hosts ? doc.webhook_allowed_hosts.split(',') : [],
     },
     project: toProjectConfig(doc.project, doc.port),
   };

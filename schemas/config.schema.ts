@@ -160,6 +160,9 @@ export const configSchema = {
     webhook_give_up_seconds: { type: 'integer', minimum: 1, maximum: 604_800, default: 86_400 },
     // Deliveries one worker process has in flight at once.
     webhook_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 4 },
+    // Hosts and CIDRs deliveries may reach besides the public internet, over http:// too for a
+    // listed host (tests and development receivers), comma-separated.
+    webhook_allowed_hosts: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
     project: { $ref: 'config#/$defs/project' },
   },
   $defs: {

@@ -1,3 +1,4 @@
+import { type Dispatcher, fetch } from 'undici';
 import type { ServiceConfig, WebhookEndpoint } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import {
@@ -13,6 +14,7 @@ import { webhookAttempts } from '../operator/metrics.js';
 import { type RelayLoop, startRelayLoop } from '../relay-loop.js';
 import { eventEndpoints } from './endpoints.js';
 import { bodySignature, eventBody, SIGNATURE_HEADER } from './event-body.js';
+import { networkPolicy, policyDispatcher } from './network-policy.js';
 import { nextAttemptAt } from './retry-schedule.js';
 
 /** How often the deliverer looks for events to fan out and deliveries that are due. */
@@ -36,6 +38,7 @@ export function startWebhookDelivery(pool: Pool, config: ServiceConfig, log: Log
   const known = eventEndpoints(project.webhooks);
   const leaseSeconds = Math.ceil(webhooks.timeoutMs / 1000) + LEASE_MARGIN_SECONDS;
   const inFlight = new Set<Promise<void>>();
+  const dispatcher = policyDispatcher(networkPolicy(webhooks.allowedHosts), webhooks.timeoutMs);
 
   const deliver = async (taken: TakenDelivery): Promise<void> => {
     const endpoint = endpoints.get(taken.endpointId) as WebhookEndpoint;
@@ -43,6 +46,7 @@ export function startWebhookDelivery(pool: Pool, config: ServiceConfig, log: Log
       endpoint,
       eventBody({ id: taken.eventId, type: taken.type, payload: taken.payload }, new Date()),
       webhooks.timeoutMs,
+      dispatcher,
     );
     const end = outcomeOf(answer, taken, config);
     await finishAttempt(pool, project.id, taken, answer, end);
@@ -92,15 +96,25 @@ export function startWebhookDelivery(pool: Pool, config: ServiceConfig, log: Log
     async stop() {
       await loop.stop();
       await Promise.all(inFlight);
+      await dispatcher.close();
     },
   };
 }
 
-/** POSTs a signed body to the endpoint: what it answered, or why it did not, and how long it took. */
-async function post(endpoint: WebhookEndpoint, body: string, timeoutMs: number): Promise<AttemptAnswer> {
+/**
+ * POSTs a signed body to the endpoint through the network policy's client: what it answered, or
+ * why it did not, and how long it took.
+ */
+async function post(
+  endpoint: WebhookEndpoint,
+  body: string,
+  timeoutMs: number,
+  dispatcher: Dispatcher,
+): Promise<AttemptAnswer> {
   const started = performance.now();
   try {
     const res = await fetch(endpoint.url, {
+      dispatcher,
       method: 'POST',
       body,
       headers: {
@@ -114,12 +128,18 @@ async function post(endpoint: WebhookEndpoint, body: string, timeoutMs: number):
     await res.body?.cancel().catch(() => {});
     return { statusCode: res.status, durationMs: performance.now() - started };
   } catch (err) {
-    const error =
-      (err as Error).name === 'TimeoutError'
-        ? `no answer within ${timeoutMs} ms`
-        : (((err as Error).cause as { code?: string } | undefined)?.code ?? (err as Error).message);
-    return { error, durationMs: performance.now() - started };
+    return { error: failureOf(err, timeoutMs), durationMs: performance.now() - started };
   }
+}
+
+/**
+ * Why a request got no answer, in words of the service's own: an error's code, never its message
+ * (which may quote the URL, and with it a token of the receiver's).
+ */
+function failureOf(err: unknown, timeoutMs: number): string {
+  if ((err as Error).name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  const code = ((err as Error).cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'request failed';
 }
 
 /** What an answer makes of the delivery: 2xx delivered, 410 disabled, else tried again or given up. */

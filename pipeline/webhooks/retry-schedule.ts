@@ -10,7 +10,7 @@ export function nextAttemptAt(
   attempt: number,
   eventCreatedAt: Date,
   now: Date,
-  config: WebhookConfig,
+  config: Pick<WebhookConfig, 'retryFirstMs' | 'retryMaxMs' | 'giveUpSeconds'>,
   random: () => number = Math.random,
 ): Date | undefined {
   const wait = Math.min(config.retryFirstMs * 2 ** Math.min(attempt - 1, 40), config.retryMaxMs);

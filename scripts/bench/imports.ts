@@ -158,7 +158,13 @@ export async function benchImport(
         events: ['user_import.completed'],
       },
     ];
-    const withWebhook = await importRateOf(databaseUrl, brokers, { ...blobStorage, webhooks: hanging }, log);
+    // The bench's receiver listens on this machine: the network policy's allow-list lets it in.
+    const withWebhook = await importRateOf(
+      databaseUrl,
+      brokers,
+      { ...blobStorage, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', webhooks: hanging },
+      log,
+    );
     return { copyRate, importRate, withResults, withWebhook };
   }).finally(() => receiver.close());
   const best = (side: (m: (typeof measured)[number]) => number) => Math.max(...measured.map(side));
@@ -194,6 +200,7 @@ export async function benchImport(
 interface ImportSetting {
   readonly AZURE_STORAGE_CONNECTION_STRING?: string;
   readonly AZURE_STORAGE_CONTAINER?: string;
+  readonly WEBHOOK_ALLOWED_HOSTS?: string;
   readonly webhooks?: readonly Record<string, unknown>[];
 }
 

@@ -28,7 +28,12 @@ describe('task events when the deliverer is killed', function () {
     { id: 'slow', url: receiver.url('/slow'), secret: SECRET, events: ['user_import.completed'] },
   ];
   // The facade only: the tasks and their events are the worker processes'.
-  const service = useImportService('postgres', { webhooks }, {}, { workers: false });
+  const service = useImportService(
+    'postgres',
+    { webhooks },
+    { webhook_allowed_hosts: '127.0.0.1' },
+    { workers: false },
+  );
   const spawnWorker = useWorkerProcesses(service.db.schema);
 
   const workerEnv = () => {
@@ -37,6 +42,7 @@ describe('task events when the deliverer is killed', function () {
     return {
       PROJECT_CONFIG: projectFile,
       WEBHOOK_TIMEOUT_MS: '3000',
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
       WEBHOOK_RETRY_FIRST_MS: '200',
     };
   };

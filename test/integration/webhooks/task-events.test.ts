@@ -48,6 +48,7 @@ describe('task events to webhook endpoints', function () {
       webhook_retry_first_ms: 200,
       webhook_retry_max_ms: 800,
       webhook_timeout_ms: 2_000,
+      webhook_allowed_hosts: '127.0.0.1',
     },
   });
   const imports = taskEndpoints('/_api/admin/users/import', service.client, service.keys, HTTPS);

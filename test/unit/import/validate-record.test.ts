@@ -145,7 +145,7 @@ describe('import/validate-record: closed secret holders, convertible times', () 
     });
     expect(checked.ok).to.equal(false);
     const named = (
-      (checked.ok ? [] : checked.error.info?.causes) as {
+      (checked.ok ? [] : (checked.error.info?.causes ?? [])) as {
         location: string;
         details: { additionalProperty?: string };
       }[]
