@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import QueryStream from 'pg-query-stream';
 import type { PoolClient, Queryable } from './pool.js';
+import { streamRows } from './row-stream.js';
 import { RELATED, relatedArray } from './user-related-rows.js';
 
 /**
@@ -41,9 +41,10 @@ export async function searchDocuments(db: Queryable, userIds: readonly string[])
 
 /** Every user's document, streamed (for a reindex). */
 export function streamSearchDocuments(client: PoolClient): Readable {
-  return client.query(
-    new QueryStream(`SELECT u.id AS user_id, false AS deleted, ${DOCUMENT_COLUMNS} FROM users u`, [], {
-      batchSize: 5000,
-    }),
+  return streamRows(
+    client,
+    `SELECT u.id AS user_id, false AS deleted, ${DOCUMENT_COLUMNS} FROM users u`,
+    [],
+    5000,
   );
 }

@@ -1,6 +1,6 @@
-import type { Readable } from 'node:stream';
-import QueryStream from 'pg-query-stream';
+import { pipeline, type Readable } from 'node:stream';
 import type { PoolClient, Queryable } from '../db/pool.js';
+import { streamRows } from '../db/row-stream.js';
 import { streamStage } from '../stream-stage.js';
 import type { ImportDetail } from './import-batch.js';
 
@@ -51,20 +51,19 @@ export async function findImportDetails(
  * ones left out), written as JSON text by Postgres, so that no line is parsed and written again.
  */
 export function streamImportDetailLines(client: PoolClient, taskId: string): Readable {
-  const rows: Readable = client.query(
-    new QueryStream(
-      `SELECT '{"index":' || index || ',"record":' || record::text || ',"outcome":' || to_json(outcome)::text
-              || coalesce(',"user_id":"' || user_id || '"', '')
-              || coalesce(',"warnings":' || warnings::text, '')
-              || coalesce(',"errors":' || errors::text, '') || E'}\\n' AS line
-         FROM import_details WHERE task_id = $1 ORDER BY index`,
-      [taskId],
-      { batchSize: 2000 },
-    ),
+  const rows = streamRows(
+    client,
+    `SELECT '{"index":' || index || ',"record":' || record::text || ',"outcome":' || to_json(outcome)::text
+            || coalesce(',"user_id":"' || user_id || '"', '')
+            || coalesce(',"warnings":' || warnings::text, '')
+            || coalesce(',"errors":' || errors::text, '') || E'}\\n' AS line
+       FROM import_details WHERE task_id = $1 ORDER BY index`,
+    [taskId],
+    2000,
   );
   const lines = streamStage({ writableObjectMode: true }, (row: { line: string }) => row.line);
-  rows.once('error', (err) => lines.destroy(err));
-  return rows.pipe(lines);
+  // The reader of `lines` learns of the cursor's failure: pipeline destroys each with the other's error.
+  return pipeline(rows, lines, () => {});
 }
 
 function detailOf(d: DetailRow): ImportDetail {
