@@ -110,6 +110,8 @@ export interface ServiceConfig {
   readonly taskLeaseSeconds: number;
   /** A task whose lease lapsed this many times ends TaskExpired. */
   readonly taskMaxLapses: number;
+  /** An attempt without progress this long gives up its lease (tasks/task-lease.ts). */
+  readonly taskStallSeconds: number;
   /** How long a stopping process waits for its tasks to hand over before it exits 1. */
   readonly shutdownGraceSeconds: number;
   /** How long a task retries through transient faults before it fails. */
@@ -208,6 +210,7 @@ const ENV_KEYS = {
   IMPORT_LOG_RETENTION_SECONDS: 'import_log_retention_seconds',
   TASK_LEASE_SECONDS: 'task_lease_seconds',
   TASK_MAX_LAPSES: 'task_max_lapses',
+  TASK_STALL_SECONDS: 'task_stall_seconds',
   SHUTDOWN_GRACE_SECONDS: 'shutdown_grace_seconds',
   TASK_RETRY_SECONDS: 'task_retry_seconds',
   TASK_SECRETS_KEY: 'task_secrets_key',
@@ -446,6 +449,7 @@ function toServiceConfig(doc: ConfigDocument): ServiceConfig {
     importLogRetentionSeconds: doc.import_log_retention_seconds,
     taskLeaseSeconds: doc.task_lease_seconds,
     taskMaxLapses: doc.task_max_lapses,
+    taskStallSeconds: doc.task_stall_seconds,
     shutdownGraceSeconds: doc.shutdown_grace_seconds,
     taskRetrySeconds: doc.task_retry_seconds,
     taskSecrets: {

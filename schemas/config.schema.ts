@@ -80,6 +80,9 @@ export const configSchema = {
     // A task whose lease lapsed this many times (its workers keep dying on it) ends TaskExpired.
     // A task waiting on the bus never expires.
     task_max_lapses: { type: 'integer', minimum: 1, maximum: 100, default: 5 },
+    // An attempt whose work made no progress this long (an I/O that never settled) gives up its
+    // lease for another worker, even though its process is alive and renewing; counted as a lapse.
+    task_stall_seconds: { type: 'integer', minimum: 5, maximum: 86_400, default: 300 },
     // How long a stopping process (SIGTERM) waits for its tasks to reach a point where another
     // worker can go on (the batch at hand) before it exits 1; a pod's grace period must cover it.
     shutdown_grace_seconds: { type: 'integer', minimum: 1, maximum: 3600, default: 25 },

@@ -12,14 +12,22 @@ export interface FileDigest {
   readonly sha256: string;
 }
 
-/** A pass-through stage of a file's bytes that digests them as they flow. */
+/**
+ * A pass-through stage of a file's bytes that digests them as they flow, and tells `moved` of each
+ * chunk: the bytes reaching their sink are a task's sign of progress.
+ */
 export class DigestingStream extends Transform {
   private readonly hash = createHash('sha256');
   private bytes = 0;
 
+  constructor(private readonly moved: () => void = () => {}) {
+    super();
+  }
+
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.hash.update(chunk);
     this.bytes += chunk.length;
+    this.moved();
     done(null, chunk);
   }
 
@@ -30,8 +38,8 @@ export class DigestingStream extends Transform {
 }
 
 /** The digest of a whole file read from `source` (a split export's, read back once committed). */
-export async function digestOf(source: Readable): Promise<FileDigest> {
-  const digesting = new DigestingStream();
+export async function digestOf(source: Readable, moved?: () => void): Promise<FileDigest> {
+  const digesting = new DigestingStream(moved);
   digesting.resume();
   await pipeline(source, digesting);
   return digesting.digest();
@@ -52,8 +60,9 @@ export async function digestInto<T>(
   stages: readonly (NodeJS.ReadableStream | NodeJS.ReadWriteStream)[],
   sink: (file: Readable) => Promise<T>,
   signal: AbortSignal,
+  moved?: () => void,
 ): Promise<DigestedFile<T>> {
-  const file = new DigestingStream();
+  const file = new DigestingStream(moved);
   const [produced, written] = await Promise.allSettled([
     pipeline([...stages, file], { signal }),
     sink(file).catch((err: unknown) => {

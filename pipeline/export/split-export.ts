@@ -91,7 +91,7 @@ export async function coordinateParts(
     const blockIds = await workUntilStaged(deps, storage, run, file.blobName);
     await storage.commitBlocks(file.blobName, blockIds, file.headers);
     // Parts were written by several workers: the whole file is digested once, read back.
-    return await digestOf(await storage.read(file.blobName, run.signal));
+    return await digestOf(await storage.read(file.blobName, run.signal), run.advanced);
   } finally {
     progress.stop();
     await deleteParts(deps.pool, file.blobName).catch(() => {});

@@ -23,6 +23,7 @@ export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: Ta
         [streamImportDetailLines(client, run.task.id)],
         (file) => storage.upload(name, file, exportFileHeaders(fileName, 'ndjson'), run.signal),
         run.signal,
+        run.advanced,
       ),
     );
     return { name, ...digest };

@@ -56,7 +56,11 @@ export async function runImport(
         // and committed, and another worker goes on from the next.
         write(batch: PreparedRecord[], _enc, done) {
           if (signal.aborted) done(signal.reason as Error);
-          else applyBatch(target, batch, options).then(() => done(), done);
+          else
+            applyBatch(target, batch, options).then(() => {
+              run.advanced();
+              done();
+            }, done);
         },
       }),
     ]);

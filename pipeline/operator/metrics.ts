@@ -26,6 +26,14 @@ export const usersExported = new Counter({
   registers: [registry],
 });
 
+/** Task attempts that gave up their lease because their work made no progress, by task kind. */
+export const stalledAttempts = new Counter({
+  name: 'users_task_attempts_stalled_total',
+  help: 'Task attempts that gave up their lease because their work made no progress',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
 /** Webhook delivery attempts that ended, by outcome (delivered, retry, failed, disabled). */
 export const webhookAttempts = new Counter({
   name: 'users_webhook_delivery_attempts_total',

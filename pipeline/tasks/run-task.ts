@@ -7,6 +7,7 @@ import type { Pool } from '../db/pool.js';
 import { type ClaimedTask, claimTask, releaseTask } from '../db/tasks/leases.js';
 import { ApiError, AttemptLost, classifyFault, EngineError, type Fault } from '../errors.js';
 import type { Logger } from '../log.js';
+import { stalledAttempts } from '../operator/metrics.js';
 import { failAndRefund, TASK_ENDINGS } from './task-failure.js';
 import { keepLease, type StopReason, TaskStop } from './task-lease.js';
 
@@ -23,6 +24,11 @@ export interface TaskRun {
   readonly signal: AbortSignal;
   /** Reports the units done so far (export: users written); saved with the next renewal. */
   progress(processed: number): void;
+  /**
+   * Tells the runner the work moved without a count (a batch committed, bytes written): an attempt
+   * that neither reports progress nor moves for TASK_STALL_SECONDS gives its lease up.
+   */
+  advanced(): void;
   /** The task's log: every line names the task, its attempt and the admin who asked for it. */
   readonly log: Logger;
   /** How long the attempt's lease lasts: an import's batches renew it as they commit. */
@@ -68,13 +74,25 @@ export function taskRunner(
       attempt: task.attempt,
       ...(task.requested_by ?? {}),
     });
-    const lease = keepLease(pool, task, leaseMs, draining);
+    const lease = keepLease(pool, task, leaseMs, draining, config.taskStallSeconds * 1000);
+    const stalled = stallOf(lease.signal);
     const firstTry = Date.now();
     try {
       for (let retry = 1; ; retry++) {
         try {
           const started = Date.now();
-          await work({ task, signal: lease.signal, progress: lease.progress, log: taskLog, leaseMs });
+          const running = work({
+            task,
+            signal: lease.signal,
+            progress: lease.progress,
+            advanced: lease.advanced,
+            log: taskLog,
+            leaseMs,
+          });
+          // Work whose await never settles is left behind once stalled: its writes are fenced by
+          // the attempt, and another worker goes on from the last committed point.
+          running.catch(() => {});
+          await Promise.race([running, stalled]);
           taskLog.info({ ms: Date.now() - started, retry }, `${kind} completed`);
           return;
         } catch (err) {
@@ -106,6 +124,13 @@ export function taskRunner(
     if (why === 'draining') {
       await releaseTask(pool, task);
       taskLog.info(`${kind} released: this worker is stopping; another goes on from here`);
+    } else if (why === 'stalled') {
+      stalledAttempts.inc({ kind });
+      taskLog.warn(
+        { stall_seconds: config.taskStallSeconds },
+        `${kind} gave up its lease: no progress for ${config.taskStallSeconds} s; another worker goes on from here`,
+      );
+      await releaseTask(pool, task, 'stalled');
     } else if (why === 'lost') {
       taskLog.warn(`${kind} stopped: this attempt lost its lease`);
     } else {
@@ -120,6 +145,16 @@ export function taskRunner(
       return task && { finished: runClaimed(kind, task, work) };
     },
   };
+}
+
+/** Rejects with the lease's TaskStop once the attempt stalled (never settles otherwise). */
+function stallOf(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const onAbort = () => {
+      if (signal.reason instanceof TaskStop && signal.reason.why === 'stalled') reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** Why the work stopped when it was told to, or found it no longer owned the task. */

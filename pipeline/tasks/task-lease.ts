@@ -9,7 +9,9 @@ export type StopReason =
   /** The lease could not be renewed for as long as it lasts: another worker may take the task. */
   | 'lost'
   /** This process is stopping: the task goes to another worker from its next safe point. */
-  | 'draining';
+  | 'draining'
+  /** The work made no progress for the stall bound: the lease is given up, whatever the work awaits. */
+  | 'stalled';
 
 /** The reason of a task work's abort signal. */
 export class TaskStop extends Error {
@@ -31,8 +33,10 @@ const STOP_BEFORE_LAPSE_MS = 1_000;
 export interface HeldLease {
   /** Aborted with a TaskStop when the work must stop. */
   readonly signal: AbortSignal;
-  /** Records progress, saved with the next renewal. */
+  /** Records progress, saved with the next renewal; a changed count is the work moving. */
   progress(processed: number): void;
+  /** Tells that the work moved (a batch committed, bytes written) without a count to save. */
+  advanced(): void;
   stop(): void;
 }
 
@@ -40,24 +44,29 @@ export interface HeldLease {
  * Renews the attempt's lease every half second until stopped. The signal is aborted when a renewal
  * finds the attempt no longer owns the task (`ended`), when no renewal succeeded for a lease's
  * length but a second (`lost`: Postgres is out of reach, and the upkeep elsewhere will soon offer the
- * task again), or when `draining` is aborted.
+ * task again), when the work made no progress for `stallMs` (`stalled`: a live process is not a
+ * moving task), or when `draining` is aborted.
  */
 export function keepLease(
   pool: Pool,
   attempt: TaskAttempt,
   leaseMs: number,
   draining: AbortSignal,
+  stallMs: number,
 ): HeldLease {
   const aborter = new AbortController();
   const stop = (why: StopReason) => {
     if (!aborter.signal.aborted) aborter.abort(new TaskStop(why));
   };
   let processed: number | undefined;
+  let movedAt = Date.now();
   let ownedUntil = Date.now() + leaseMs - STOP_BEFORE_LAPSE_MS;
   const onDrain = () => stop('draining');
   if (draining.aborted) onDrain();
   else draining.addEventListener('abort', onDrain, { once: true });
   const renewal = keepBeating(async () => {
+    // A stalled attempt renews no more: the runner gives its lease up at once.
+    if (Date.now() - movedAt > stallMs) return stop('stalled');
     if (Date.now() > ownedUntil) stop('lost');
     const asked = Date.now();
     // A missed renewal is harmless until the lease runs out.
@@ -68,7 +77,11 @@ export function keepLease(
   return {
     signal: aborter.signal,
     progress: (n) => {
+      if (n !== processed) movedAt = Date.now();
       processed = n;
+    },
+    advanced: () => {
+      movedAt = Date.now();
     },
     stop() {
       renewal.stop();

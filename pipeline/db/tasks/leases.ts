@@ -74,21 +74,28 @@ export async function renewLease(
 }
 
 /**
- * Gives the task back (its worker is stopping): the attempt ends `released` and the task's message
- * is offered again at once, for another worker to go on from where this one stopped.
+ * Gives the task back: the attempt ends `released` (its worker is stopping) or `stalled` (its work
+ * made no progress, which counts as a lapse, so a task that stalls every worker ends TaskExpired),
+ * and the task's message is offered again at once, for another worker to go on from where this
+ * one stopped.
  */
-export async function releaseTask(db: Queryable, attempt: TaskAttempt): Promise<boolean> {
+export async function releaseTask(
+  db: Queryable,
+  attempt: TaskAttempt,
+  outcome: 'released' | 'stalled' = 'released',
+): Promise<boolean> {
   const { rows } = await db.query<{ id: string }>(
     `WITH released AS (
-       UPDATE tasks SET owner = NULL, lease_until = NULL
+       UPDATE tasks SET owner = NULL, lease_until = NULL,
+              lapses = lapses + CASE WHEN $4 = 'stalled' THEN 1 ELSE 0 END
         WHERE id = $1 AND status = 'pending' AND attempt = $2 AND owner = $3
         RETURNING id),
      closed AS (
-       UPDATE task_attempts SET ended_at = clock_timestamp(), outcome = 'released'
+       UPDATE task_attempts SET ended_at = clock_timestamp(), outcome = $4
         WHERE task_id = (SELECT id FROM released) AND attempt = $2),
      offered AS (UPDATE task_outbox SET published_at = NULL WHERE task_id = (SELECT id FROM released))
      SELECT id FROM released`,
-    [attempt.id, attempt.attempt, attempt.owner],
+    [attempt.id, attempt.attempt, attempt.owner, outcome],
   );
   return rows.length > 0;
 }

@@ -22,12 +22,28 @@ describe('Postgres restarted during an import and an export', function () {
   const service = useExportService('postgres', { workers: false, settings: { trust_proxy: true } });
   const imports = taskEndpoints('/_api/admin/users/import', service.client, service.keys, HTTPS);
   const spawnWorker = useWorkerProcesses(service.db.schema);
-  const startWorker = () =>
+  const startWorker = (env: Record<string, string> = {}) =>
     spawnWorker({
       IMPORT_BATCH_SIZE: '10',
       AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
       AZURE_STORAGE_CONTAINER: service.config().export.container,
+      ...env,
     });
+
+  /**
+   * Restarts Postgres as soon as `stage` (a query) finds a row: the moment a task of the run
+   * reaches that stage of its life. Resolves with whether the stage was met before `done` was.
+   */
+  async function restartAt(stage: string, done: () => Promise<boolean>): Promise<boolean> {
+    for (;;) {
+      const { rows } = await service.db().query(stage);
+      if (rows.length > 0) break;
+      if (await done()) return false;
+    }
+    await stopService('postgres');
+    await startService('postgres');
+    return true;
+  }
 
   it('import: resumes once the database is back; every user applied once', async () => {
     const worker = startWorker();
@@ -56,6 +72,55 @@ describe('Postgres restarted during an import and an export', function () {
     worker.kill('SIGTERM');
   });
 
+  it('imports: a restart while a results file is written, and one at a completion; every task completed once', async function () {
+    this.timeout(300_000);
+    const worker = startWorker({ IMPORT_BATCH_SIZE: '500', TASK_STALL_SECONDS: '20' });
+    const TASKS = 20;
+    const PER_TASK = 1_000;
+    // Records with a long name: each task's results file takes a while to read out and upload.
+    const name = 'n'.repeat(300);
+    const ids: string[] = [];
+    for (let t = 0; t < TASKS; t++) {
+      const records = Array.from({ length: PER_TASK }, (_, i) => ({ email: `t${t}-${i}@stages.test`, name }));
+      ids.push(await imports.start({ identifier: 'email', records }));
+    }
+    const allDone = async () => {
+      const { rows } = await service
+        .db()
+        .query(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1) AND status = 'pending'`, [ids]);
+      return rows[0]?.n === 0;
+    };
+    // The results file's ledger row is written just before its lines are read out into the blob.
+    const whileResultsFile = await restartAt(
+      `SELECT 1 FROM export_blobs b JOIN tasks t ON t.id = b.task_id
+        WHERE t.id = ANY('{${ids.join(',')}}') AND t.status = 'pending'`,
+      allDone,
+    );
+    const atCompletion = await restartAt(
+      `SELECT 1 FROM tasks WHERE id = ANY('{${ids.join(',')}}') AND status = 'completed'
+          AND completed_at > clock_timestamp() - interval '20 milliseconds'`,
+      allDone,
+    );
+    console.log(`      restarts met: results file ${whileResultsFile}, completion ${atCompletion}`);
+    expect(whileResultsFile || atCompletion, 'a restart met a task on its way').to.equal(true);
+
+    for (const id of ids) {
+      const status = await imports.waitForCompletion(id);
+      expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
+      expect(status.summary).to.deep.equal(insertedSummary(PER_TASK));
+      expect(status.results_url, 'its results file').to.be.a('string');
+    }
+    const { rows } = await service.db().query<{ n: number; completed: number }>(
+      `SELECT count(*)::int AS n,
+              (SELECT count(*)::int FROM task_attempts WHERE task_id = ANY($1) AND outcome = 'completed') AS completed
+         FROM users WHERE standard_attributes->>'email' LIKE '%@stages.test'`,
+      [ids],
+    );
+    expect(rows[0]).to.deep.equal({ n: TASKS * PER_TASK, completed: TASKS });
+    expect(worker.exitCode, 'the worker is still running').to.equal(null);
+    worker.kill('SIGTERM');
+  });
+
   it('export: starts again once the database is back; the file is whole', async () => {
     await insertGeneratedUsers(service.db(), USERS, {
       prefix: 'e',
@@ -76,8 +141,11 @@ describe('Postgres restarted during an import and an export', function () {
     expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
     const file = await download(status.download_url as string);
     const lines = file.text.split('\n');
-    expect(lines).to.have.length(RECORDS + USERS + 2);
-    expect(new Set(lines.slice(1, -1)).size, 'each user once').to.equal(RECORDS + USERS);
+    // Every user of the schema: the generated ones and those the imports above applied.
+    const users = (await service.db().query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0]?.n;
+    expect(users).to.be.above(RECORDS + USERS);
+    expect(lines).to.have.length((users ?? 0) + 2);
+    expect(new Set(lines.slice(1, -1)).size, 'each user once').to.equal(users);
     // A second delivery of the task (the queue's lock went with the restart) may still be writing
     // its own blob: it stops at its next heartbeat and discards its blocks. (The container also
     // holds the import's results file.)

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { EngineError } from '../../../pipeline/errors.js';
 import { createLogger } from '../../../pipeline/log.js';
-import { taskRunner } from '../../../pipeline/tasks/run-task.js';
+import { stalledAttempts } from '../../../pipeline/operator/metrics.js';
+import { type TaskRun, taskRunner } from '../../../pipeline/tasks/run-task.js';
 import { makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 
@@ -54,5 +55,56 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
     const { tries, error } = await runToEnd('userimport_unknown', () => new Error('Connection terminated'));
     expect(tries).to.equal(5);
     expect(error).to.deep.include({ reason: 'UnexpectedError' });
+  });
+
+  describe('liveness is progress, not a beating process', () => {
+    async function stallingRun(id: string, work: (run: TaskRun) => Promise<void>) {
+      await db().query(`INSERT INTO tasks (id, kind, project_id) VALUES ($1, 'import', 'default')`, [id]);
+      await db().query(`INSERT INTO task_outbox (task_id, kind, message) VALUES ($1, 'import', '{}')`, [id]);
+      await db().query('UPDATE task_outbox SET published_at = clock_timestamp() WHERE task_id = $1', [id]);
+      const config = { ...testConfig(await makeTestKeys()), taskStallSeconds: 1 };
+      const runner = taskRunner(db(), config, log, new AbortController().signal);
+      const stalledBefore = await stalledCount();
+      const taken = await runner.take('import', id, work);
+      await taken?.finished;
+      const task = await db().query(
+        `SELECT t.status, t.owner, t.lapses, o.published_at IS NULL AS offered
+           FROM tasks t LEFT JOIN task_outbox o ON o.task_id = t.id WHERE t.id = $1`,
+        [id],
+      );
+      const attempts = await db().query('SELECT outcome FROM task_attempts WHERE task_id = $1', [id]);
+      return {
+        task: task.rows[0],
+        outcomes: attempts.rows.map((r) => r.outcome),
+        stalled: (await stalledCount()) - stalledBefore,
+      };
+    }
+    const stalledCount = async () =>
+      (await stalledAttempts.get()).values.find((v) => v.labels.kind === 'import')?.value ?? 0;
+
+    it('gives up the lease of an attempt whose await never settles, and offers the task again', async () => {
+      const started = Date.now();
+      const { task, outcomes, stalled } = await stallingRun('userimport_hung', () => new Promise(() => {}));
+      expect(Date.now() - started, 'given up soon after the bound').to.be.below(5_000);
+      expect(task).to.deep.equal({ status: 'pending', owner: null, lapses: 1, offered: true });
+      expect(outcomes).to.deep.equal(['stalled']);
+      expect(stalled).to.equal(1);
+    });
+
+    it('keeps the lease of an attempt that moves, however long it runs', async () => {
+      const { task, outcomes, stalled } = await stallingRun('userimport_moving', async (run) => {
+        for (let batch = 0; batch < 10; batch++) {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          run.advanced();
+        }
+        await db().query(
+          `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp() WHERE id = $1`,
+          [run.task.id],
+        );
+      });
+      expect(task).to.deep.include({ status: 'completed', lapses: 0 });
+      expect(outcomes).to.deep.equal(['completed']);
+      expect(stalled).to.equal(0);
+    });
   });
 });
