@@ -72,8 +72,8 @@ export function pipelineWorkers({ config, pool, bus, blobs, secrets, log }: Work
     import: async (message) =>
       counted(
         'import',
-        await runner.take('import', message.task_id, (run) =>
-          runImport(pool, config, secrets, blobs, message.body, run),
+        await runner.take('import', message, (run, body) =>
+          runImport(pool, config, secrets, blobs, body, run),
         ),
       ),
     export: async (message) => {
@@ -81,7 +81,7 @@ export function pipelineWorkers({ config, pool, bus, blobs, secrets, log }: Work
       const { part, blob } = parseTaskMessage(message.body) ?? {};
       const taken =
         part === undefined || blob === undefined
-          ? await runner.take('export', message.task_id, (run) => runExport(exportDeps, run))
+          ? await runner.take('export', message, (run) => runExport(exportDeps, run))
           : await takeExportPart(exportDeps, { blobName: blob, part }, { log, draining: draining.signal });
       return counted('export', taken);
     },

@@ -29,6 +29,10 @@ export function kafkaClient(
   return new Kafka({
     clientId: `${prefix}users-service`,
     brokers: [...brokers],
+    // A broker that died leaves its partitions without a leader until the cluster fences it:
+    // retried often (every second at most) rather than with kafkajs's doubling to 30 s, a send
+    // goes out as soon as a new leader is known, within about the same total budget.
+    retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 30 },
     ...securityOptions(security),
     logLevel: logLevel.WARN,
     logCreator: () => (entry) => {

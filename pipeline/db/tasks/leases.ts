@@ -47,6 +47,35 @@ export async function claimTask(
 }
 
 /**
+ * Claims the task of `kind` that was handed over longest ago (started, then released by a draining
+ * worker or freed when its lease lapsed or stalled, and not yet taken again), with its message:
+ * a task under way goes on before any task not yet started, wherever its message waits on the bus.
+ * Undefined when there is none.
+ */
+export async function claimHandedOverTask(
+  db: Queryable,
+  kind: TaskKind,
+  claim: { owner: string; leaseMs: number },
+): Promise<(ClaimedTask & { readonly message: string }) | undefined> {
+  const { rows } = await db.query<ClaimedTask & { message: string }>(
+    `WITH handed AS (
+       SELECT id FROM tasks
+        WHERE kind = $1 AND status = 'pending' AND owner IS NULL AND started_at IS NOT NULL
+        ORDER BY started_at LIMIT 1 FOR UPDATE SKIP LOCKED),
+     claimed AS (
+       UPDATE tasks t SET owner = $2, attempt = t.attempt + 1,
+              lease_until = clock_timestamp() + $3 * interval '1 millisecond', heartbeat_at = clock_timestamp()
+         FROM handed WHERE t.id = handed.id
+        RETURNING t.id, t.attempt, t.owner, t.project_id, t.options, t.progress_processed, t.requested_by,
+                  t.replay_of),
+     recorded AS (INSERT INTO task_attempts (task_id, attempt, owner) SELECT id, attempt, owner FROM claimed)
+     SELECT claimed.*, o.message FROM claimed JOIN task_outbox o ON o.task_id = claimed.id`,
+    [kind, claim.owner, claim.leaseMs],
+  );
+  return rows[0];
+}
+
+/**
  * Renews the attempt's lease, with the export's progress when given. False when the attempt no
  * longer owns the task (it ended, was cancelled, or its lease lapsed and was taken over): the
  * worker stops. It never waits on the row: while an import batch holds it, the batch renews the

@@ -1,6 +1,15 @@
 import type { BusMessage } from '../../../schemas/bus-message.js';
 import type { TaskKind } from '../../../schemas/index.js';
-import type { PoolClient } from '../pool.js';
+import type { PoolClient, Queryable } from '../pool.js';
+
+/**
+ * Offers a task's message again (published anew by the relay): a worker that took a handed-over
+ * task in the slot this message would have taken gives it back to the bus. Nothing when the task
+ * has ended.
+ */
+export async function offerAgain(db: Queryable, taskId: string): Promise<void> {
+  await db.query('UPDATE task_outbox SET published_at = NULL WHERE task_id = $1', [taskId]);
+}
 
 /**
  * Takes up to `limit` unpublished messages of the outbox for the caller's transaction: marked

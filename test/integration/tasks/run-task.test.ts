@@ -15,7 +15,7 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
     const config = testConfig(await makeTestKeys(), {}, { task_retry_seconds: 300 });
     const runner = taskRunner(db(), config, log, new AbortController().signal);
     let tries = 0;
-    const taken = await runner.take('import', id, async () => {
+    const taken = await runner.take('import', { task_id: id, body: '{}' }, async () => {
       tries++;
       throw fail();
     });
@@ -65,7 +65,7 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
       const config = { ...testConfig(await makeTestKeys()), taskStallSeconds: 1 };
       const runner = taskRunner(db(), config, log, new AbortController().signal);
       const stalledBefore = await stalledCount();
-      const taken = await runner.take('import', id, work);
+      const taken = await runner.take('import', { task_id: id, body: '{}' }, work);
       await taken?.finished;
       const task = await db().query(
         `SELECT t.status, t.owner, t.lapses, o.published_at IS NULL AS offered
@@ -89,6 +89,11 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
       expect(task).to.deep.equal({ status: 'pending', owner: null, lapses: 1, offered: true });
       expect(outcomes).to.deep.equal(['stalled']);
       expect(stalled).to.equal(1);
+      // Ended here, so that the next test's runner does not take it first as a handed-over task.
+      await db().query(
+        `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp() WHERE id = $1`,
+        ['userimport_hung'],
+      );
     });
 
     it('keeps the lease of an attempt that moves, however long it runs', async () => {
@@ -106,5 +111,43 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
       expect(outcomes).to.deep.equal(['completed']);
       expect(stalled).to.equal(0);
     });
+  });
+
+  it('takes a task under way that was handed over before the task of the message, and offers that message again', async () => {
+    const config = testConfig(await makeTestKeys());
+    for (const [id, started] of [
+      ['userimport_handedover', 'clock_timestamp()'],
+      ['userimport_fresh', 'NULL'],
+    ] as const) {
+      await db().query(
+        `INSERT INTO tasks (id, kind, project_id, started_at, attempt) VALUES ($1, 'import', 'default', ${started}, ${started === 'NULL' ? 0 : 1})`,
+        [id],
+      );
+      await db().query(
+        `INSERT INTO task_outbox (task_id, kind, message, published_at) VALUES ($1, 'import', $2, clock_timestamp())`,
+        [id, `body of ${id}`],
+      );
+    }
+    const runner = taskRunner(db(), config, log, new AbortController().signal);
+    const ran: [string, string][] = [];
+    const work = async (run: TaskRun, body: string) => {
+      ran.push([run.task.id, body]);
+      await db().query(
+        `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp() WHERE id = $1`,
+        [run.task.id],
+      );
+    };
+    await (
+      await runner.take('import', { task_id: 'userimport_fresh', body: 'body of userimport_fresh' }, work)
+    )?.finished;
+    expect(ran).to.deep.equal([['userimport_handedover', 'body of userimport_handedover']]);
+    const offered = await db().query(
+      `SELECT published_at IS NULL AS waiting FROM task_outbox WHERE task_id = 'userimport_fresh'`,
+    );
+    expect(offered.rows[0]?.waiting, "the message's own task goes back to the bus").to.equal(true);
+    await (
+      await runner.take('import', { task_id: 'userimport_fresh', body: 'body of userimport_fresh' }, work)
+    )?.finished;
+    expect(ran[1]).to.deep.equal(['userimport_fresh', 'body of userimport_fresh']);
   });
 });
