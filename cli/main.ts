@@ -1,7 +1,7 @@
 // `userctl`: the operator's command-line client of the admin API (and of the import log's replay).
 
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { CliError, EXIT } from './cli-error.js';
 import { exportUsers } from './commands/export.js';
 import { replay } from './commands/replay.js';
@@ -15,7 +15,7 @@ import { connect, type ServiceSettings } from './service-client.js';
 
 const USAGE = `usage: userctl <command> [options]
 
-  import FILE [--identifier email|phone_number|preferred_username] [--upsert]
+  import FILE [--identifier email|phone_number|preferred_username] [--upsert] [--dry-run]
               [--format ndjson|json|csv] [--concurrency N] [--results FILE] [--state FILE]
               [--from auth0|firebase|cognito]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
@@ -27,6 +27,7 @@ const USAGE = `usage: userctl <command> [options]
 service options (or environment): --url (USERCTL_URL), --token (USERCTL_TOKEN),
   --token-file (USERCTL_TOKEN_FILE), --host (USERCTL_HOST), --ca-file (USERCTL_CA_FILE).
   Against \`make start\` on this machine none are needed.
+Each command takes only its own options and the service options; any other is refused (exit 2).
 exit codes: 0 every record succeeded, 1 some failed, 2 usage, authentication or connection error.
 `;
 
@@ -39,25 +40,17 @@ const SERVICE_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const COMMAND_OPTIONS = {
+// Each command takes its own options and refuses any other (exit 2, naming it): a flag of
+// another command is never ignored, so `import --dry-run` cannot import for real unnoticed.
+const IMPORT_OPTIONS = {
   identifier: { type: 'string', default: 'email' },
   upsert: { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
   format: { type: 'string' },
   concurrency: { type: 'string', default: '4' },
   results: { type: 'string' },
   state: { type: 'string' },
-  field: { type: 'string', multiple: true },
-  output: { type: 'string', short: 'o' },
   from: { type: 'string' },
-  to: { type: 'string' },
-  'dry-run': { type: 'boolean', default: false },
-  'include-password-hashes': { type: 'boolean', default: false },
-  'escape-formulas': { type: 'boolean', default: false },
-  kind: { type: 'string' },
-  status: { type: 'string' },
-  limit: { type: 'string', default: '20' },
-  all: { type: 'boolean', default: false },
-  json: { type: 'boolean', default: false },
   // import --from firebase: the project's hash parameters, as `firebase auth:import` takes them.
   'hash-key': { type: 'string' },
   'salt-separator': { type: 'string' },
@@ -65,38 +58,110 @@ const COMMAND_OPTIONS = {
   'mem-cost': { type: 'string' },
 } as const;
 
+const EXPORT_OPTIONS = {
+  format: { type: 'string' },
+  field: { type: 'string', multiple: true },
+  output: { type: 'string', short: 'o' },
+  'include-password-hashes': { type: 'boolean', default: false },
+  'escape-formulas': { type: 'boolean', default: false },
+} as const;
+
+const TASKS_OPTIONS = {
+  kind: { type: 'string' },
+  status: { type: 'string' },
+  limit: { type: 'string', default: '20' },
+  all: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+} as const;
+
+const REPLAY_OPTIONS = {
+  from: { type: 'string' },
+  to: { type: 'string' },
+  upsert: { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
+} as const;
+
+/** The options of each command, beside the service options every command takes. */
+const OPTIONS_OF = {
+  import: IMPORT_OPTIONS,
+  export: EXPORT_OPTIONS,
+  status: {},
+  tasks: TASKS_OPTIONS,
+  replay: REPLAY_OPTIONS,
+} as const;
+type Command = keyof typeof OPTIONS_OF;
+
 const IDENTIFIERS = new Set(['email', 'phone_number', 'preferred_username']);
 
-async function main(argv: string[]): Promise<number> {
-  let parsed: ReturnType<
-    typeof parseArgs<{ options: typeof SERVICE_OPTIONS & typeof COMMAND_OPTIONS; allowPositionals: true }>
-  >;
+/**
+ * The command's options and positionals, parsed strictly with its own options beside the service
+ * options: an option it does not take is a usage error that names it.
+ */
+function parseCommand<O extends NonNullable<ParseArgsConfig['options']>>(
+  argv: string[],
+  command: Command,
+  options: O,
+) {
+  const config = {
+    args: argv,
+    options: { ...SERVICE_OPTIONS, ...options } as typeof SERVICE_OPTIONS & O,
+    allowPositionals: true as const,
+    strict: true as const,
+  };
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: { ...SERVICE_OPTIONS, ...COMMAND_OPTIONS },
-      allowPositionals: true,
-    });
+    return parseArgs(config);
   } catch (err) {
-    throw new CliError((err as Error).message);
+    throw new CliError(`${command}: ${(err as Error).message}`);
   }
-  const { values, positionals } = parsed;
-  const [command, ...rest] = positionals;
-  if (values.help || !command) {
-    process.stdout.write(USAGE);
-    return values.help ? EXIT.ok : EXIT.unusable;
-  }
-  const settings: ServiceSettings = {
+}
+
+/** How to reach the service, from the service options (or the environment). */
+function settingsOf(values: {
+  url?: string | undefined;
+  token?: string | undefined;
+  'token-file'?: string | undefined;
+  host?: string | undefined;
+  'ca-file'?: string | undefined;
+}): ServiceSettings {
+  return {
     url: values.url ?? process.env.USERCTL_URL,
     token: values.token,
     tokenFile: values['token-file'],
     host: values.host ?? process.env.USERCTL_HOST,
     caFile: values['ca-file'] ?? process.env.USERCTL_CA_FILE,
   };
+}
+
+/**
+ * The command: the first positional of a loose first reading, with every option any command
+ * takes known, so that no option's value is taken for it.
+ */
+function commandOf(argv: string[]): string | undefined {
+  const all = {
+    ...SERVICE_OPTIONS,
+    ...IMPORT_OPTIONS,
+    ...EXPORT_OPTIONS,
+    ...TASKS_OPTIONS,
+    ...REPLAY_OPTIONS,
+  };
+  return parseArgs({ args: argv, options: all, allowPositionals: true, strict: false }).positionals[0];
+}
+
+async function main(argv: string[]): Promise<number> {
+  const command = commandOf(argv);
+  const asked = argv.includes('--help') || argv.includes('-h');
+  if (command !== undefined && !(command in OPTIONS_OF))
+    throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay)`);
+  if (command === undefined || asked) {
+    process.stdout.write(USAGE);
+    return asked ? EXIT.ok : EXIT.unusable;
+  }
   switch (command) {
     case 'import': {
-      const [file] = rest;
-      if (!file || rest.length > 1) throw new CliError('import takes one FILE');
+      const { values, positionals } = parseCommand(argv, 'import', IMPORT_OPTIONS);
+      const settings = settingsOf(values);
+      const [, file, ...more] = positionals;
+      if (!file || more.length > 0) throw new CliError('import takes one FILE');
       if (!IDENTIFIERS.has(values.identifier))
         throw new CliError(`--identifier must be one of ${[...IDENTIFIERS].join(', ')}`);
       const concurrency = Number(values.concurrency);
@@ -114,14 +179,19 @@ async function main(argv: string[]): Promise<number> {
           format: format as RecordFormat,
           identifier: values.identifier,
           upsert: values.upsert,
+          dryRun: values['dry-run'],
           concurrency,
-          resultsFile: values.results ?? `${base}.results.ndjson`,
-          stateFile: values.state ?? `${base}.userctl-state`,
+          // A dry run keeps its own results and journal: it never stands for the run itself.
+          resultsFile: values.results ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.results.ndjson`,
+          stateFile: values.state ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.userctl-state`,
           ...(from ? { from } : {}),
         }),
       );
     }
     case 'export': {
+      const { values, positionals } = parseCommand(argv, 'export', EXPORT_OPTIONS);
+      const settings = settingsOf(values);
+      if (positionals.length > 1) throw new CliError('export takes no FILE or ID (-o FILE names its file)');
       if (values.format !== 'csv' && values.format !== 'ndjson')
         throw new CliError('export needs --format csv or ndjson');
       if (!values.output) throw new CliError('export needs -o FILE');
@@ -137,12 +207,17 @@ async function main(argv: string[]): Promise<number> {
       );
     }
     case 'status': {
+      const { values, positionals } = parseCommand(argv, 'status', {});
+      const settings = settingsOf(values);
+      const [, ...rest] = positionals;
       const [id] = rest;
       if (!id || rest.length > 1) throw new CliError('status takes one task ID');
       return withClient(settings, (client) => printStatus(client, id));
     }
     case 'tasks': {
-      if (rest.length > 0) throw new CliError('tasks takes no FILE or ID');
+      const { values, positionals } = parseCommand(argv, 'tasks', TASKS_OPTIONS);
+      const settings = settingsOf(values);
+      if (positionals.length > 1) throw new CliError('tasks takes no FILE or ID');
       if (values.kind !== undefined && values.kind !== 'import' && values.kind !== 'export')
         throw new CliError('--kind must be import or export');
       const limit = Number(values.limit);
@@ -155,6 +230,8 @@ async function main(argv: string[]): Promise<number> {
       );
     }
     case 'replay': {
+      const { values, positionals } = parseCommand(argv, 'replay', REPLAY_OPTIONS);
+      if (positionals.length > 1) throw new CliError('replay takes no FILE or ID');
       if (!values.from) throw new CliError('replay needs --from TIME|OFFSET');
       return replay({ from: values.from, to: values.to, upsert: values.upsert, dryRun: values['dry-run'] });
     }

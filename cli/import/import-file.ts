@@ -15,6 +15,8 @@ export interface ImportFileOptions {
   readonly format: RecordFormat;
   readonly identifier: string;
   readonly upsert: boolean;
+  /** A dry run (`--dry-run`): the service checks and plans every record and writes none. */
+  readonly dryRun?: boolean;
   readonly concurrency: number;
   readonly resultsFile: string;
   readonly stateFile: string;
@@ -66,6 +68,8 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
   const run = ImportState.runOf(options.file, options.identifier, options.upsert, {
     format: options.format,
     from: options.from ?? null,
+    // A dry run's journal never stands for a run that writes.
+    ...(options.dryRun ? { dry_run: true } : {}),
   });
   const state = ImportState.open(options.stateFile, run);
   const results = openSync(options.resultsFile, state.resumed ? 'r+' : 'w');
@@ -105,10 +109,36 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
     }
   };
 
+  // Records of one user in several requests apply in file order: a request waits for the earlier
+  // ones in flight that name a user it names. Only the users of requests in flight are kept.
+  const lastOfUser = new Map<string, Promise<void>>();
+  const ordered = new Map<number, { earlier: Promise<unknown>; done: () => void }>();
+  const order = (chunk: RequestChunk) => {
+    const earlier = new Set<Promise<void>>();
+    for (const user of chunk.users) {
+      const last = lastOfUser.get(user);
+      if (last) earlier.add(last);
+    }
+    let finish = () => {};
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    for (const user of chunk.users) lastOfUser.set(user, finished);
+    const done = () => {
+      for (const user of chunk.users) if (lastOfUser.get(user) === finished) lastOfUser.delete(user);
+      finish();
+    };
+    ordered.set(chunk.index, { earlier: Promise.all(earlier), done });
+  };
+
   let reading = Promise.resolve();
   const nextChunk = async (): Promise<RequestChunk | undefined> => {
-    // One reader at a time: the chunks come in order.
-    const turn = reading.then(() => chunks.next());
+    // One reader at a time: the chunks come in order, and each is ordered as it comes.
+    const turn = reading.then(async () => {
+      const next = await chunks.next();
+      if (!next.done) order(next.value);
+      return next;
+    });
     reading = turn.then(
       () => undefined,
       () => undefined,
@@ -122,6 +152,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
     inFlight.set(chunk.index, { processed: 0, bytesEnd });
     let taskId = state.taskOf(chunk.index);
     if (!taskId) {
+      await ordered.get(chunk.index)?.earlier;
       const answer = await client.call<{ id?: string }>('POST', ROUTE, chunk.body, {
         'idempotency-key': `${state.runId}-${chunk.index}`,
       });
@@ -156,8 +187,13 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
       Array.from({ length: options.concurrency }, async () => {
         try {
           for (let chunk = await nextChunk(); chunk && failure === undefined; chunk = await nextChunk()) {
-            if (chunk.index < state.flushed) continue; // its results are written: done in an earlier run
-            await runChunk(chunk);
+            try {
+              // A request whose results are written was done in an earlier run.
+              if (chunk.index >= state.flushed) await runChunk(chunk);
+            } finally {
+              ordered.get(chunk.index)?.done();
+              ordered.delete(chunk.index);
+            }
           }
         } catch (err) {
           failure ??= err;
@@ -171,10 +207,14 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
     progress.stop(completed);
     closeSync(results);
   }
-  const total = counts.inserted + counts.updated + counts.skipped + counts.failed;
+  const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
   process.stderr.write(
-    `import: ${count(total)} records: ${count(counts.inserted)} inserted, ${count(counts.updated)} updated, ` +
-      `${count(counts.skipped)} skipped, ${count(counts.failed)} failed; results in ${options.resultsFile}\n`,
+    options.dryRun
+      ? `import (dry run, nothing written): ${count(total)} records: ${count(counts.would_insert)} would be inserted, ` +
+          `${count(counts.would_update)} updated, ${count(counts.would_skip)} skipped, ${count(counts.failed)} failed; ` +
+          `results in ${options.resultsFile}\n`
+      : `import: ${count(total)} records: ${count(counts.inserted)} inserted, ${count(counts.updated)} updated, ` +
+          `${count(counts.skipped)} skipped, ${count(counts.failed)} failed; results in ${options.resultsFile}\n`,
   );
   return counts.failed > 0 ? EXIT.someFailed : EXIT.ok;
 }

@@ -23,6 +23,10 @@ export interface OutcomeCounts {
   updated: number;
   skipped: number;
   failed: number;
+  /** A dry run's outcomes. */
+  would_insert: number;
+  would_update: number;
+  would_skip: number;
 }
 
 /** The journal's lines after its header. */
@@ -42,7 +46,15 @@ export class ImportState {
   /** Requests whose results are written, in order: 0..flushed-1. */
   flushed = 0;
   resultsBytes = 0;
-  counts: OutcomeCounts = { inserted: 0, updated: 0, skipped: 0, failed: 0 };
+  counts: OutcomeCounts = {
+    inserted: 0,
+    updated: 0,
+    skipped: 0,
+    failed: 0,
+    would_insert: 0,
+    would_update: 0,
+    would_skip: 0,
+  };
 
   private constructor(
     private readonly path: string,
@@ -87,7 +99,7 @@ export class ImportState {
       else {
         state.flushed = entry.flushed + 1;
         state.resultsBytes = entry.results_bytes;
-        state.counts = { ...entry.counts };
+        state.counts = { ...state.counts, ...entry.counts };
       }
     }
     return state;

@@ -28,7 +28,22 @@ export interface RequestChunk {
   readonly localFailures: readonly LocalFailure[];
   /** Position -> the source members a `--from` reader left out of its record. */
   readonly unmapped: ReadonlyMap<number, readonly string[]>;
+  /** The users its records name, by identifier value (userKey): chunks that share one apply in order. */
+  readonly users: ReadonlySet<string>;
   readonly body: string;
+}
+
+/**
+ * The user a record names by its identifier, as a key that every spelling the service would match
+ * as one user shares (Unicode NFKC, trimmed, in lower case; a phone number's digits): two records
+ * with one key are of one user, or at worst of two that are then merely sent one after the other.
+ */
+export function userKey(identifier: string, record: unknown): string | undefined {
+  const value = (record as Record<string, unknown> | null)?.[identifier];
+  if (typeof value !== 'string') return undefined;
+  return identifier === 'phone_number'
+    ? value.replace(/[^0-9]/g, '')
+    : value.normalize('NFKC').trim().toLowerCase();
 }
 
 /**
@@ -50,6 +65,7 @@ export async function* requestChunks(
   let positions: number[] = [];
   let failures: LocalFailure[] = [];
   let unmapped = new Map<number, readonly string[]>();
+  let users = new Set<string>();
   let bytes = frame;
   const cut = (): RequestChunk => {
     const chunk = {
@@ -57,12 +73,14 @@ export async function* requestChunks(
       positions,
       localFailures: failures,
       unmapped,
+      users,
       body: `${head}${parts.join(',')}${tail}`,
     };
     parts = [];
     positions = [];
     failures = [];
     unmapped = new Map();
+    users = new Set();
     bytes = frame;
     return chunk;
   };
@@ -82,13 +100,16 @@ export async function* requestChunks(
       continue;
     }
     const added = size + (parts.length > 0 ? 1 : 0);
+    const user = userKey(request.identifier, item.record);
     if (bytes + added > limit) {
       yield cut();
+      if (user !== undefined) users.add(user);
       parts.push(text);
       positions.push(item.position);
       bytes += size;
       continue;
     }
+    if (user !== undefined) users.add(user);
     parts.push(text);
     positions.push(item.position);
     bytes += added;

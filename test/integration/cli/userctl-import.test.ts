@@ -170,6 +170,95 @@ describe('userctl import', function () {
     );
   });
 
+  it('refuses an option of another command, or one no command knows, before any request', async () => {
+    const file = ndjsonFile(dir, 'strict', 5, new Set());
+    const postsBefore = importPosts().length;
+    for (const args of [
+      ['import', file, '--include-password-hashes'],
+      ['import', file, '--kind', 'import'],
+      ['import', file, '--frobnicate'],
+      ['export', '--format', 'csv', '-o', path.join(dir, 'x.csv'), '--upsert'],
+      ['tasks', '--dry-run'],
+      ['status', 'userimport_x', '--json'],
+    ]) {
+      const run = await userctl(args, env());
+      expect(run.code, `${args.join(' ')}: ${run.stderr}`).to.equal(2);
+      const option = args.find((a) => a.startsWith('--') && !['--format'].includes(a)) ?? '';
+      expect(run.stderr.trim(), args.join(' '))
+        .to.match(/^userctl: \w+: Unknown option/)
+        .and.to.include(option);
+    }
+    expect(importPosts().length, 'no request was sent').to.equal(postsBefore);
+    const unknown = await userctl(['frobnicate'], env());
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.include('unknown command "frobnicate"');
+  });
+
+  it('--dry-run is a dry run through the API: would_* outcomes and counts, the failing records, nothing written', async () => {
+    const file = ndjsonFile(dir, 'dry', 40, new Set([3]));
+    const before = (await db().query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0]?.n;
+    const run = await userctl(['import', file, '--dry-run'], env());
+    expect(run.code, run.stderr).to.equal(1);
+    expect(run.stderr)
+      .to.include('dry run, nothing written')
+      .and.to.include('39 would be inserted')
+      .and.to.include('1 failed');
+    const results = readResults(`${file}.dry-run.results.ndjson`);
+    expect(results.map((r) => r.outcome)).to.deep.equal(
+      results.map((r) => (r.position === 3 ? 'failed' : 'would_insert')),
+    );
+    expect(existsSync(`${file}.results.ndjson`), 'the run itself keeps its own files').to.equal(false);
+    const after = (await db().query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0]?.n;
+    expect(after, 'no user written').to.equal(before);
+    // The run itself afterwards is not mistaken for the dry run's journal: it imports.
+    const real = await userctl(['import', file], env());
+    expect(real.code, real.stderr).to.equal(1);
+    expect(real.stderr).to.include('39 inserted');
+  });
+
+  it('applies the records of one user in file order across requests in flight, every run: with --upsert the last wins', async () => {
+    // Each user appears once in each of several requests (~500 KB each), sent four at a time.
+    const users = 40;
+    const rounds = 6;
+    const lines: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      for (let u = 0; u < users; u++)
+        lines.push(JSON.stringify({ email: `Dup-${u}@Order.test`, nickname: `round-${round}` }));
+      // Filler that pushes the next round into later requests.
+      for (let f = 0; f < 1_800; f++)
+        lines.push(JSON.stringify({ email: `filler-${round}-${f}@order.test`, name: 'x'.repeat(200) }));
+    }
+    const file = path.join(dir, 'order.ndjson');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    for (let run = 0; run < 2; run++) {
+      const result = await userctl(
+        [
+          'import',
+          file,
+          '--upsert',
+          '--concurrency',
+          '4',
+          '--state',
+          `${file}.${run}.state`,
+          '--results',
+          `${file}.${run}.results`,
+        ],
+        env(),
+      );
+      expect(result.code, result.stderr).to.equal(0);
+      const { rows } = await db().query<{ nickname: string; n: number }>(
+        `SELECT standard_attributes->>'nickname' AS nickname, count(*)::int AS n FROM users
+          WHERE standard_attributes->>'email' LIKE 'dup-%@order.test' GROUP BY 1`,
+      );
+      expect(rows, `run ${run}`).to.deep.equal([{ nickname: `round-${rounds - 1}`, n: users }]);
+      // Between runs the users go back to a first round, so that the second run proves the order again.
+      await db().query(
+        `UPDATE users SET standard_attributes = standard_attributes || '{"nickname":"reset"}'
+          WHERE standard_attributes->>'email' LIKE 'dup-%@order.test'`,
+      );
+    }
+  });
+
   it('killed in the middle and started again, sends none of its requests twice', async () => {
     const file = ndjsonFile(dir, 'resumed', 12_000, new Set());
     const stateFile = `${file}.userctl-state`;
