@@ -20,7 +20,8 @@ export function requireProjectHost(project: ProjectConfig): Middleware {
 /**
  * Requires `Authorization: Bearer <admin JWT>` signed by one of the project's admin keys with an
  * allowed asymmetric algorithm, `aud` = the project's public origin and an `exp` in the future.
- * Every failure is the same 403 (decisions 5.4); the reason is logged, never the token.
+ * Every failure is a 403 (decisions 5.4) that says which check failed (`info.cause`, and RFC 6750's
+ * `WWW-Authenticate`), logged with it, never with the token.
  *
  * An admin client sends the same token until it expires, and an RSA verification costs more than
  * a whole lookup; so a token that passed is remembered until its own `exp`, never longer.
@@ -37,7 +38,11 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
   return async (ctx, next) => {
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(ctx.get('authorization'));
     const token = match?.[1];
-    if (!token) throw forbidden();
+    if (!token) {
+      const cause = ctx.get('authorization') === '' ? 'missing' : 'malformed';
+      log.info({ cause }, 'admin JWT refused');
+      throw forbidden(cause);
+    }
     let admin = verified.get(token);
     if (admin === undefined) {
       try {
@@ -48,8 +53,9 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
       } catch (err) {
         // Which check failed (e.g. claim `aud`, with the audience expected), never the token.
         const { code, claim, reason } = err as { code?: string; claim?: string; reason?: string };
-        log.info({ code, claim, reason, expected_audience: project.publicOrigin }, 'admin JWT refused');
-        throw forbidden();
+        const cause = refusalOf(code, claim);
+        log.info({ cause, code, claim, reason, expected_audience: project.publicOrigin }, 'admin JWT refused');
+        throw forbidden(cause);
       }
     }
     if (admin) setActingAdmin(ctx, admin);
@@ -57,6 +63,54 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
   };
 }
 
-function forbidden(): ApiError {
-  return new ApiError('InvalidAdminJWT', 'a valid admin JWT is required');
+/** Why a token was refused, in words a client can act on (`info.cause` and the header's description). */
+const REFUSALS = {
+  missing: 'no admin JWT was given',
+  malformed: 'the Authorization header is not a Bearer JWT',
+  expired: 'the token expired',
+  not_yet_valid: 'the token is not valid yet',
+  audience: "the token's aud is not this project's public origin",
+  claim: 'the token lacks a required claim or has one of the wrong form',
+  algorithm: "the token's algorithm is not one the project accepts",
+  unknown_key: "the token's key is not one of the project's admin keys",
+  signature: "the token's signature does not verify",
+  unreadable: 'the token cannot be read as a JWT',
+} as const;
+type Refusal = keyof typeof REFUSALS;
+
+/** jose's error code (and failing claim) as a refusal. */
+function refusalOf(code: string | undefined, claim: string | undefined): Refusal {
+  switch (code) {
+    case 'ERR_JWT_EXPIRED':
+      return 'expired';
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      return claim === 'aud' ? 'audience' : claim === 'nbf' ? 'not_yet_valid' : 'claim';
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+    case 'ERR_JOSE_NOT_SUPPORTED':
+      return 'algorithm';
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+    case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
+      return 'unknown_key';
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return 'signature';
+    default:
+      return 'unreadable';
+  }
+}
+
+/**
+ * The refusal: 403 with the cause, and RFC 6750's header (a request without a token gets the
+ * challenge alone, one with a bad token `invalid_token` and a short description).
+ */
+function forbidden(cause: Refusal): ApiError {
+  const challenge =
+    cause === 'missing'
+      ? 'Bearer'
+      : `Bearer error="invalid_token", error_description="${REFUSALS[cause].replaceAll('"', "'")}"`;
+  return new ApiError(
+    'InvalidAdminJWT',
+    `a valid admin JWT is required: ${REFUSALS[cause]}`,
+    { cause },
+    { headers: { 'WWW-Authenticate': challenge } },
+  );
 }

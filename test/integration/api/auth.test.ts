@@ -35,19 +35,24 @@ describe('admin API authentication (Host and admin JWT)', () => {
       body: { query: QUERY },
     });
 
-  function expectForbidden(res: { statusCode: number; body: string }, reason = 'InvalidAdminJWT'): void {
+  /** A 403 of `reason`; for a refused token, the check that failed (`info.cause`) and RFC 6750's header. */
+  function expectForbidden(
+    res: { statusCode: number; body: string; headers: Record<string, unknown> },
+    reason: 'InvalidAdminJWT' | 'UnknownHost',
+    cause?: string,
+  ): void {
     expect(res.statusCode).to.equal(403);
-    expect(JSON.parse(res.body)).to.deep.equal({
-      error: {
-        name: 'Forbidden',
-        reason,
-        message:
-          reason === 'InvalidAdminJWT'
-            ? 'a valid admin JWT is required'
-            : 'the Host header does not name this project',
-        code: 403,
-      },
-    });
+    const { error } = JSON.parse(res.body) as { error: Record<string, unknown> };
+    expect(error).to.deep.include({ name: 'Forbidden', reason, code: 403 });
+    if (reason === 'UnknownHost') {
+      expect(error.message).to.equal('the Host header does not name this project');
+      return;
+    }
+    expect(error.info).to.deep.equal({ cause });
+    expect(error.message).to.match(/^a valid admin JWT is required: /);
+    const challenge = String(res.headers['www-authenticate']);
+    if (cause === 'missing') expect(challenge).to.equal('Bearer');
+    else expect(challenge).to.match(/^Bearer error="invalid_token", error_description="[^"]+"$/);
   }
 
   it('accepts a valid token on the project domain (with or without a port)', async () => {
@@ -59,22 +64,26 @@ describe('admin API authentication (Host and admin JWT)', () => {
   });
 
   it('refuses a missing token', async () => {
-    expectForbidden(await post(undefined));
+    expectForbidden(await post(undefined), 'InvalidAdminJWT', 'missing');
   });
 
   it('refuses a malformed token and a non-Bearer scheme', async () => {
-    expectForbidden(await post('not-a-jwt'));
+    expectForbidden(await post('not-a-jwt'), 'InvalidAdminJWT', 'unreadable');
     const basic = await client.request({
       method: 'POST',
       url: '/_api/admin/graphql',
       headers: { authorization: 'Basic YWRtaW46YWRtaW4=' },
       body: { query: QUERY },
     });
-    expectForbidden(basic);
+    expectForbidden(basic, 'InvalidAdminJWT', 'malformed');
   });
 
   it('refuses an expired token', async () => {
-    expectForbidden(await post(await adminToken(keys, { expiresIn: Math.floor(Date.now() / 1000) - 60 })));
+    expectForbidden(
+      await post(await adminToken(keys, { expiresIn: Math.floor(Date.now() / 1000) - 60 })),
+      'InvalidAdminJWT',
+      'expired',
+    );
   });
 
   it('refuses a token without exp', async () => {
@@ -82,16 +91,20 @@ describe('admin API authentication (Host and admin JWT)', () => {
       .setProtectedHeader({ alg: 'RS256', kid: 'test' })
       .setAudience(TEST_ORIGIN)
       .sign(keys.privateKey);
-    expectForbidden(await post(token));
+    expectForbidden(await post(token), 'InvalidAdminJWT', 'claim');
   });
 
   it('refuses a token signed by another key', async () => {
     const other = await makeTestKeys();
-    expectForbidden(await post(await adminToken(other)));
+    expectForbidden(await post(await adminToken(other)), 'InvalidAdminJWT', 'signature');
   });
 
   it('refuses a token for another audience', async () => {
-    expectForbidden(await post(await adminToken(keys, { audience: 'https://other.example' })));
+    expectForbidden(
+      await post(await adminToken(keys, { audience: 'https://other.example' })),
+      'InvalidAdminJWT',
+      'audience',
+    );
   });
 
   it('refuses an unsigned token (alg: none)', async () => {
@@ -99,7 +112,7 @@ describe('admin API authentication (Host and admin JWT)', () => {
     const payload = base64url.encode(
       JSON.stringify({ sub: 'admin', aud: TEST_ORIGIN, exp: Math.floor(Date.now() / 1000) + 300 }),
     );
-    expectForbidden(await post(`${header}.${payload}.`));
+    expectForbidden(await post(`${header}.${payload}.`), 'InvalidAdminJWT', 'algorithm');
   });
 
   it('refuses an HS256 token keyed with the public key', async () => {
@@ -109,7 +122,7 @@ describe('admin API authentication (Host and admin JWT)', () => {
       .setAudience(TEST_ORIGIN)
       .setExpirationTime('5m')
       .sign(secret);
-    expectForbidden(await post(token));
+    expectForbidden(await post(token), 'InvalidAdminJWT', 'algorithm');
   });
 
   it('refuses a wrong Host before looking at the token', async () => {
@@ -141,10 +154,14 @@ describe('admin API authentication (Host and admin JWT)', () => {
       token,
       body: { query: QUERY },
     });
-    expectForbidden(res);
+    expectForbidden(res, 'InvalidAdminJWT', 'audience');
     expect(res.body).not.to.include(token);
+    expect(String(res.headers['www-authenticate'])).not.to.include(token);
     const log = lines.join('');
-    expect(log).to.include('admin JWT refused').and.to.include('"claim":"aud"');
+    expect(log)
+      .to.include('admin JWT refused')
+      .and.to.include('"claim":"aud"')
+      .and.to.include('"cause":"audience"');
     for (const part of token.split('.')) expect(log).not.to.include(part);
   });
 
@@ -156,6 +173,6 @@ describe('admin API authentication (Host and admin JWT)', () => {
       (res) => res.statusCode !== 200,
       6,
     );
-    expectForbidden(later);
+    expectForbidden(later, 'InvalidAdminJWT', 'expired');
   });
 });
