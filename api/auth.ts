@@ -54,7 +54,10 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
         // Which check failed (e.g. claim `aud`, with the audience expected), never the token.
         const { code, claim, reason } = err as { code?: string; claim?: string; reason?: string };
         const cause = refusalOf(code, claim);
-        log.info({ cause, code, claim, reason, expected_audience: project.publicOrigin }, 'admin JWT refused');
+        log.info(
+          { cause, code, claim, reason, expected_audience: project.publicOrigin },
+          'admin JWT refused',
+        );
         throw forbidden(cause);
       }
     }

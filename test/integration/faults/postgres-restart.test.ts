@@ -142,7 +142,8 @@ describe('Postgres restarted during an import and an export', function () {
     const file = await download(status.download_url as string);
     const lines = file.text.split('\n');
     // Every user of the schema: the generated ones and those the imports above applied.
-    const users = (await service.db().query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0]?.n;
+    const users = (await service.db().query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0]
+      ?.n;
     expect(users).to.be.above(RECORDS + USERS);
     expect(lines).to.have.length((users ?? 0) + 2);
     expect(new Set(lines.slice(1, -1)).size, 'each user once').to.equal(users);
