@@ -4,6 +4,7 @@
 import { once } from 'node:events';
 import { createServer as createHttpsServer } from 'node:https';
 import { recordRunningService, resolveAdminJwks } from '../pipeline/development-keys.js';
+import { requireFreePort } from '../pipeline/free-port.js';
 import { loadConfigOrExit, runService } from '../pipeline/lifecycle.js';
 import { createLogger } from '../pipeline/log.js';
 import { serveOperatorPaths } from '../pipeline/operator/operator-http.js';
@@ -17,6 +18,8 @@ const log = createLogger(config.logLevel);
 await runService(
   log,
   async ({ started }) => {
+    // Said before anything starts: the port the API will listen on is free.
+    await requireFreePort(config.port, 'PORT', 'the admin API');
     const parts = await startPipelineParts(config, log, started, {
       workers: process.argv.includes('--with-workers'),
     });
@@ -55,6 +58,7 @@ await runService(
     const tls = await serverTls(config);
     const httpsUrl = tls ? `https://localhost:${config.https.port}` : undefined;
     if (tls) {
+      await requireFreePort(config.https.port, 'HTTPS_PORT', 'the admin API (HTTPS)');
       const secure = createHttpsServer({ cert: tls.cert, key: tls.key }, app.callback()).listen(
         config.https.port,
       );

@@ -102,6 +102,8 @@ export const ENGINE_FAULTS = {
   TaskOptionsInvalid: { transient: false },
   /** An embedded Postgres that did not start. */
   EmbeddedPostgresFailed: { transient: false },
+  /** A port the process must listen on (or give its embedded server) that another process holds. */
+  PortTaken: { transient: false },
   /** A pipeline stage that threw (a bug, or input no check foresaw): the task fails, not the process. */
   StageFault: { transient: false },
 } as const satisfies Record<string, { readonly transient: boolean; readonly reason?: ErrorReason }>;

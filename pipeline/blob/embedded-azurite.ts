@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { requireFreePort } from '../free-port.js';
 import type { Logger } from '../log.js';
 
 // Azurite's published development account: the same in every Azurite, so not a secret.
@@ -23,6 +24,7 @@ export async function startEmbeddedAzurite(
   log: Logger,
 ): Promise<EmbeddedAzurite> {
   const location = path.join(dataDir, 'azurite');
+  await requireFreePort(port, 'EMBEDDED_AZURITE_PORT', 'the embedded Azurite', '127.0.0.1');
   await mkdir(location, { recursive: true });
   const entry = createRequire(import.meta.url).resolve('azurite/dist/src/blob/main.js');
   const child: ChildProcess = spawn(

@@ -3,6 +3,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngineError } from '../errors.js';
+import { requireFreePort } from '../free-port.js';
 import type { Logger } from '../log.js';
 
 const DATABASE = 'users_service';
@@ -23,6 +24,7 @@ export async function startEmbeddedPostgres(
   log: Logger,
 ): Promise<EmbeddedDatabase> {
   const databaseDir = path.join(dataDir, 'postgres');
+  await requireFreePort(port, 'EMBEDDED_POSTGRES_PORT', 'the embedded Postgres', '127.0.0.1');
   await mkdir(dataDir, { recursive: true });
   await checkReachableByPostgres([databaseDir, fileURLToPath(import.meta.resolve('embedded-postgres'))]);
   const EmbeddedPostgres = await loadEmbeddedPostgres();
