@@ -6,13 +6,13 @@ NODE_MODULES := node_modules/.package-lock.json
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
-.PHONY: help install build console browser start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-unit test-cluster bench clean
+.PHONY: help install build console browser screenshots start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-unit test-cluster bench clean
 
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
 	@echo "make test    install, start the real services, type-check, lint, run every test"
 	@echo "make test-unit   the unit tests alone, without any service, in seconds"
-	@echo "make api | pipeline | migrate | replay FROM=... | search-reindex | bench | test-cluster | services | services-stop | typecheck | lint"
+	@echo "make api | pipeline | migrate | replay FROM=... | search-reindex | bench | test-cluster | screenshots | services | services-stop | typecheck | lint"
 	@echo "npx userctl --help   the command-line client (import a file, export, status, replay)"
 
 # Reinstall only when the lock file changed.
@@ -108,6 +108,11 @@ TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/ser
 
 test: install services kafka-cluster browser console typecheck lint
 	$(TEST_ENV) npx c8 mocha
+
+# The console's pictures in docs/console, taken again on purpose (the tests write theirs to .screenshots/).
+screenshots: install services browser console
+	$(TEST_ENV) SCREENSHOTS_DIR=docs/console npx mocha --no-config --node-option import=tsx \
+	  --require test/support/hooks.ts --timeout 20000 test/integration/console/console.test.ts
 
 # The many-machines simulation at full size (`make test` runs it small): three brokers, two APIs,
 # workers that come and go, faults; it prints how soon work went on after each fault.
