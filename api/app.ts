@@ -51,6 +51,11 @@ export function createApp({
   search = postgresUserSearch(db),
 }: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
+  // What fails after the response began (a results file's stream that broke mid-way) reaches no
+  // middleware: Koa emits it, and without a listener prints a bare stack to stderr.
+  app.on('error', (err: unknown, ctx?: { path?: string }) =>
+    log.error({ err, path: ctx?.path }, 'response failed after it began'),
+  );
   const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
 
   const router = new Router();
