@@ -1,5 +1,6 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { type Duplex, pipeline } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import chain from 'stream-chain';
 import pick from 'stream-json/filters/pick.js';
@@ -76,7 +77,8 @@ async function* readForeignRecords(
     }
     return;
   }
-  const users = input.pipe(
+  const users = parsed<{ value: unknown }>(
+    input,
     chain([parser({ streamValues: false }), pick({ filter: 'users' }), streamArray()], {
       writableObjectMode: false,
       readableObjectMode: true,
@@ -84,7 +86,7 @@ async function* readForeignRecords(
   );
   let position = 0;
   try {
-    for await (const { value } of users as unknown as AsyncIterable<{ value: unknown }>) {
+    for await (const { value } of users) {
       const read = jsonFileRecord(position++, () => value);
       yield 'record' in read ? mapped(read.position, () => fromFirebase(read.record, from.firebase)) : read;
     }
@@ -93,10 +95,18 @@ async function* readForeignRecords(
   }
 }
 
+/**
+ * What `stage` makes of the file, read as it is parsed: a failure of either side (a file that
+ * cannot be read, text that does not parse) ends the reading with its error.
+ */
+function parsed<T>(input: ReadStream, stage: Duplex): AsyncIterable<T> {
+  return pipeline(input, stage, () => {});
+}
+
 async function* csvRows(input: ReadStream, file: string): AsyncGenerator<Record<string, string>> {
-  const rows = input.pipe(parseCsv({ ...CSV_OPTIONS }));
+  const rows = parsed<Record<string, string>>(input, parseCsv({ ...CSV_OPTIONS }));
   try {
-    for await (const row of rows as AsyncIterable<Record<string, string>>) yield row;
+    for await (const row of rows) yield row;
   } catch (err) {
     throw new CliError(`${file} is not a CSV file with a header row: ${(err as Error).message}`);
   }
@@ -114,15 +124,15 @@ async function* readRecords(
       yield jsonFileRecord(position++, () => JSON.parse(line));
     }
   } else if (format === 'json') {
-    const elements = input.pipe(
+    const elements = parsed<{ value: unknown }>(
+      input,
       chain([parser({ streamValues: false }), streamArray()], {
         writableObjectMode: false,
         readableObjectMode: true,
       }),
     );
     try {
-      for await (const { value } of elements as unknown as AsyncIterable<{ value: unknown }>)
-        yield jsonFileRecord(position++, () => value);
+      for await (const { value } of elements) yield jsonFileRecord(position++, () => value);
     } catch (err) {
       throw new CliError(`${file} is not a JSON array of records: ${(err as Error).message}`);
     }

@@ -243,18 +243,27 @@ describe('embedded default (smoke)', function () {
     expect(await listening(azuritePort), 'embedded Azurite').to.equal(false);
   });
 
-  it('exits 1 when its port is taken, stopping the Postgres and Azurite it started', async () => {
-    const squatter = createServer();
-    await new Promise<void>((resolve) => squatter.listen(port, resolve));
-    try {
-      const { code, log } = await runUntilExit(env);
-      expect(code).to.equal(1);
-      expect(log).to.include('could not start').and.to.include('EADDRINUSE');
-    } finally {
-      squatter.close();
+  it('exits 1 at once when a port it needs is taken, naming the setting that moves it, with nothing left running', async () => {
+    for (const [taken, setting] of [
+      [port, 'PORT'],
+      [postgresPort, 'EMBEDDED_POSTGRES_PORT'],
+      [azuritePort, 'EMBEDDED_AZURITE_PORT'],
+    ] as const) {
+      const squatter = createServer();
+      await new Promise<void>((resolve) => squatter.listen(taken, '127.0.0.1', resolve));
+      try {
+        const { code, log } = await runUntilExit(env);
+        expect(code, setting).to.equal(1);
+        expect(log, setting)
+          .to.include('could not start')
+          .and.to.include(`cannot listen on port ${taken}: another process holds it`)
+          .and.to.include(`set ${setting} to a free port`);
+      } finally {
+        squatter.close();
+      }
+      if (taken !== postgresPort) expect(await listening(postgresPort), 'embedded Postgres').to.equal(false);
+      if (taken !== azuritePort) expect(await listening(azuritePort), 'embedded Azurite').to.equal(false);
     }
-    expect(await listening(postgresPort), 'embedded Postgres').to.equal(false);
-    expect(await listening(azuritePort), 'embedded Azurite').to.equal(false);
   });
 });
 
