@@ -19,6 +19,7 @@ const USAGE = `usage: userctl <command> [options]
               [--format ndjson|json|csv] [--concurrency N] [--results FILE] [--state FILE]
               [--from auth0|firebase|cognito]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
+              [--hashes FILE]  (auth0: the password hash file Auth0 support delivers)
   export --format csv|ndjson [--field POINTER[:NAME]]... [--escape-formulas] [--include-password-hashes] -o FILE
   status ID
   tasks [--kind import|export] [--status pending|completed|failed] [--limit N] [--all] [--json]
@@ -56,6 +57,8 @@ const IMPORT_OPTIONS = {
   'salt-separator': { type: 'string' },
   rounds: { type: 'string' },
   'mem-cost': { type: 'string' },
+  // import --from auth0: the password hash file Auth0 support delivers beside the user export.
+  hashes: { type: 'string' },
 } as const;
 
 const EXPORT_OPTIONS = {
@@ -247,10 +250,18 @@ function foreignFile(values: {
   'salt-separator'?: string | undefined;
   rounds?: string | undefined;
   'mem-cost'?: string | undefined;
+  hashes?: string | undefined;
 }): ForeignFile | undefined {
-  if (values.from === undefined) return undefined;
+  if (values.from === undefined) {
+    if (values.hashes !== undefined) throw new CliError('--hashes goes with --from auth0');
+    return undefined;
+  }
   const system = FOREIGN_SYSTEMS.find((s) => s === values.from);
   if (!system) throw new CliError(`--from must be one of ${FOREIGN_SYSTEMS.join(', ')}`);
+  if (values.hashes !== undefined) {
+    if (system !== 'auth0') throw new CliError('--hashes goes with --from auth0');
+    return { system, auth0Hashes: path.resolve(values.hashes) };
+  }
   const flags = [values['hash-key'], values['salt-separator'], values.rounds, values['mem-cost']];
   if (flags.every((f) => f === undefined)) return { system };
   if (system !== 'firebase' || flags.some((f) => f === undefined)) {

@@ -216,6 +216,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
       : `import: ${count(total)} records: ${count(counts.inserted)} inserted, ${count(counts.updated)} updated, ` +
           `${count(counts.skipped)} skipped, ${count(counts.failed)} failed; results in ${options.resultsFile}\n`,
   );
+  for (const line of input.report()) process.stderr.write(`${line}\n`);
   return counts.failed > 0 ? EXIT.someFailed : EXIT.ok;
 }
 

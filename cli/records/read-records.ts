@@ -15,20 +15,27 @@ import {
   type RecordFormat,
 } from './file-records.js';
 import { fromAuth0 } from './from/auth0.js';
+import { Auth0Hashes } from './from/auth0-hashes.js';
 import { fromCognito } from './from/cognito.js';
 import { fromFirebase } from './from/firebase.js';
 import type { FirebaseHashFlags, ForeignRecord, ForeignSystem } from './from/foreign-record.js';
 
-/** Another system's user file (`--from`), and Firebase's hash parameters when given as flags. */
+/**
+ * Another system's user file (`--from`), Firebase's hash parameters when given as flags, and the
+ * password hash file Auth0 support delivers beside an Auth0 export (`--hashes`).
+ */
 export interface ForeignFile {
   readonly system: ForeignSystem;
   readonly firebase?: FirebaseHashFlags;
+  readonly auth0Hashes?: string;
 }
 
-/** A file being read: its records, and how many of its bytes were read so far. */
+/** A file being read: its records, how many of its bytes were read so far, and what to report at the end. */
 export interface RecordFile {
   readonly records: AsyncGenerator<FileRecord>;
   bytesRead(): number;
+  /** Lines for the closing report once every record was read (an Auth0 hash join's leftovers). */
+  report(): readonly string[];
 }
 
 /**
@@ -48,8 +55,11 @@ export async function openRecords(
       reject(new CliError(`cannot read ${file}: ${err.code}`)),
     );
   });
-  const records = from ? readForeignRecords(input, file, format, from) : readRecords(input, file, format);
-  return { records, bytesRead: () => input.bytesRead };
+  const hashes = from?.auth0Hashes ? await Auth0Hashes.read(from.auth0Hashes) : undefined;
+  const records = from
+    ? readForeignRecords(input, file, format, from, hashes)
+    : readRecords(input, file, format);
+  return { records, bytesRead: () => input.bytesRead, report: () => hashes?.report() ?? [] };
 }
 
 /**
@@ -61,6 +71,7 @@ async function* readForeignRecords(
   file: string,
   format: RecordFormat,
   from: ForeignFile,
+  hashes: Auth0Hashes | undefined,
 ): AsyncGenerator<FileRecord> {
   const mapped = (position: number, map: () => ForeignRecord): FileRecord => {
     const { record, unmapped } = map();
@@ -73,7 +84,7 @@ async function* readForeignRecords(
   }
   if (from.system === 'auth0') {
     for await (const item of readRecords(input, file, format)) {
-      yield 'record' in item ? mapped(item.position, () => fromAuth0(item.record)) : item;
+      yield 'record' in item ? mapped(item.position, () => fromAuth0(item.record, hashes)) : item;
     }
     return;
   }

@@ -1,3 +1,4 @@
+import type { Auth0Hashes } from './auth0-hashes.js';
 import { type ForeignRecord, mapMembers } from './foreign-record.js';
 
 const MEMBERS: Record<string, string> = {
@@ -13,18 +14,28 @@ const MEMBERS: Record<string, string> = {
   picture: 'picture',
   blocked: 'disabled',
 };
-const HANDLED = new Set(['password_hash', 'custom_password_hash', 'mfa_factors', 'user_metadata']);
+const HANDLED = new Set([
+  'password_hash',
+  'passwordHash',
+  'custom_password_hash',
+  'mfa_factors',
+  'user_metadata',
+]);
 
 /**
  * A user of Auth0's user export (ndjson) or bulk-import JSON: profile members, `blocked`,
  * `password_hash` (bcrypt) and `custom_password_hash` (argon2, bcrypt, pbkdf2, salted SHA-256,
  * SHA-512 and MD5), `mfa_factors` (TOTP, phone, email) and `user_metadata` as custom attributes.
+ * The bcrypt hash of a user of the export job comes from the hash file Auth0 support delivers
+ * (`hashes`, joined by `user_id`), or from a line of that file read as a user (`passwordHash`).
  * Auth0's own ids, social identities, `app_metadata` and login statistics have no place here.
  */
-export function fromAuth0(user: Readonly<Record<string, unknown>>): ForeignRecord {
+export function fromAuth0(user: Readonly<Record<string, unknown>>, hashes?: Auth0Hashes): ForeignRecord {
   const { record, unmapped } = mapMembers(user, MEMBERS, HANDLED);
-  if (typeof user.password_hash === 'string')
-    record.password = { type: 'bcrypt', password_hash: user.password_hash };
+  const bcrypt = [user.password_hash, user.passwordHash, hashes?.take(user.user_id)].find(
+    (hash): hash is string => typeof hash === 'string',
+  );
+  if (bcrypt !== undefined) record.password = { type: 'bcrypt', password_hash: bcrypt };
   if (user.custom_password_hash !== undefined) {
     const password = customPasswordHash(user.custom_password_hash);
     if (password) record.password = password;

@@ -117,6 +117,69 @@ describe('userctl import --from auth0|firebase|cognito', function () {
     expect(await verifyPassword(await passwordOf('ben@auth0.test'), 'abc')).to.equal(false);
   });
 
+  it('joins an Auth0 export job with the password hash file Auth0 support delivers, and reports what did not join', async () => {
+    const hash = '$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW'; // of "U*U"
+    // The export job's lines: no hashes in them.
+    const users = [
+      { user_id: 'auth0|60425da93519d90068f82966', email: 'oid@hashes.test', name: 'By _id' },
+      { user_id: 'auth0|legacy-7', email: 'alt@hashes.test', name: 'By alt_id' },
+      { user_id: 'auth0|60425da93519d90068f82999', email: 'nohash@hashes.test', name: 'No hash' },
+      { user_id: 'google-oauth2|1098', email: 'social@hashes.test', name: 'Social' },
+    ];
+    // The hash file's lines, as Auth0 support delivers them (MongoDB extended JSON).
+    const hashes = [
+      {
+        _id: { $oid: '60425da93519d90068f82966' },
+        email: 'oid@hashes.test',
+        passwordHash: hash,
+        connection: 'Username-Password-Authentication',
+      },
+      {
+        _id: { $oid: '60425da93519d90068f82970' },
+        alt_id: 'legacy-7',
+        email: 'alt@hashes.test',
+        passwordHash: hash,
+      },
+      { _id: { $oid: '60425da93519d90068f82971' }, email: 'gone@hashes.test', passwordHash: hash },
+    ];
+    const file = path.join(dir, 'auth0-job.ndjson');
+    const hashFile = path.join(dir, 'auth0-hashes.ndjson');
+    writeFileSync(file, users.map((u) => JSON.stringify(u)).join('\n'));
+    writeFileSync(hashFile, hashes.map((h) => JSON.stringify(h)).join('\n'));
+    const run = await userctl(['import', file, '--from', 'auth0', '--hashes', hashFile], env());
+    expect(run.code, run.stderr).to.equal(0);
+    expect(readResults(`${file}.results.ndjson`).map((r) => r.outcome)).to.deep.equal([
+      'inserted',
+      'inserted',
+      'inserted',
+      'inserted',
+    ]);
+    expect(await verifyPassword(await passwordOf('oid@hashes.test'), 'U*U')).to.equal(true);
+    expect(await verifyPassword(await passwordOf('alt@hashes.test'), 'U*U')).to.equal(true);
+    expect(await passwordOf('nohash@hashes.test'), 'no hash, no password').to.equal('');
+    expect(run.stderr)
+      .to.include('auth0 hashes: 2 of 3 joined to their users')
+      .and.to.include('auth0 hashes: 1 whose user is not in the file: auth0|60425da93519d90068f82971')
+      .and.to.include('auth0 hashes: 1 database users without a hash: auth0|60425da93519d90068f82999');
+
+    // The hash file read as the users file keeps its hashes too.
+    const asUsers = await userctl(['import', hashFile, '--from', 'auth0', '--upsert'], env());
+    expect(asUsers.code, asUsers.stderr).to.equal(0);
+    expect(await verifyPassword(await passwordOf('gone@hashes.test'), 'U*U')).to.equal(true);
+
+    // A hash file that is not one stops the run before any request.
+    writeFileSync(hashFile, '{"email":"x@hashes.test"}\n');
+    const broken = await userctl(
+      ['import', file, '--from', 'auth0', '--hashes', hashFile, '--state', `${file}.b`],
+      env(),
+    );
+    expect(broken.code).to.equal(2);
+    expect(broken.stderr).to.include('line 1 is not an Auth0 password hash');
+    const stray = await userctl(['import', file, '--from', 'cognito', '--hashes', hashFile], env());
+    expect(stray.code).to.equal(2);
+    expect(stray.stderr).to.include('--hashes goes with --from auth0');
+  });
+
   it('maps a Firebase auth:export file with the hash parameters given as flags', async () => {
     const file = path.join(dir, 'firebase.json');
     writeFileSync(file, JSON.stringify(FIREBASE_EXPORT));
