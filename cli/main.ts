@@ -29,7 +29,8 @@ service options (or environment): --url (USERCTL_URL), --token (USERCTL_TOKEN),
   --token-file (USERCTL_TOKEN_FILE), --host (USERCTL_HOST), --ca-file (USERCTL_CA_FILE).
   Against \`make start\` on this machine none are needed.
 Each command takes only its own options and the service options; any other is refused (exit 2).
-exit codes: 0 every record succeeded, 1 some failed, 2 usage, authentication or connection error.
+exit codes: 0 every record succeeded, 1 some failed, 2 usage, authentication or connection error,
+  3 (import) every record succeeded, some with warnings or with source members left out.
 `;
 
 const SERVICE_OPTIONS = {

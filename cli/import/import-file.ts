@@ -5,7 +5,7 @@ import { count, progressOnStderr } from '../progress.js';
 import type { RecordFormat } from '../records/file-records.js';
 import { type ForeignFile, openRecords } from '../records/read-records.js';
 import { errorMessage, type ServiceClient } from '../service-client.js';
-import { ImportState, type OutcomeCounts } from './import-state.js';
+import { ImportState, type RecordOutcome, type RunCounts } from './import-state.js';
 import { type RequestChunk, requestChunks } from './request-chunks.js';
 import { resultsLines } from './results-lines.js';
 
@@ -32,7 +32,7 @@ interface ImportStatus {
   readonly error?: unknown;
   readonly details?: readonly {
     index: number;
-    outcome: keyof OutcomeCounts;
+    outcome: RecordOutcome;
     user_id?: string;
     warnings?: unknown[];
     errors?: unknown[];
@@ -46,7 +46,7 @@ interface ImportStatus {
 /** One line of the results file: a record of the input and what became of it. */
 interface ResultLine {
   position: number;
-  outcome: keyof OutcomeCounts;
+  outcome: RecordOutcome;
   user_id?: string;
   warnings?: unknown[];
   errors?: unknown[];
@@ -75,7 +75,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
   const results = openSync(options.resultsFile, state.resumed ? 'r+' : 'w');
   ftruncateSync(results, state.resultsBytes); // drop lines written after the last journaled request
   let resultsBytes = state.resultsBytes;
-  const counts: OutcomeCounts = { ...state.counts };
+  const counts: RunCounts = { ...state.counts };
   const input = await openRecords(options.file, options.format, options.from);
   const chunks = requestChunks(input.records, options)[Symbol.asyncIterator]();
   const totalBytes = Math.max(run.size, 1);
@@ -104,7 +104,11 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
       finished.delete(next);
       const text = lines.map((l) => `${JSON.stringify(l)}\n`).join('');
       resultsBytes += writeSync(results, text, resultsBytes); // at the end the journal knows
-      for (const l of lines) counts[l.outcome]++;
+      for (const l of lines) {
+        counts[l.outcome]++;
+        counts.warnings += l.warnings?.length ?? 0;
+        if (l.unmapped) counts.unmapped++;
+      }
       state.written(next, resultsBytes, counts);
     }
   };
@@ -207,17 +211,21 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
     progress.stop(completed);
     closeSync(results);
   }
-  const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+  const { warnings, unmapped, ...outcomes } = counts;
+  const total = Object.values(outcomes).reduce((sum, n) => sum + n, 0);
+  // Nothing said only inside the results file: warnings and members left out are counted here.
+  const notes = `${count(warnings)} warnings, ${count(unmapped)} records with unmapped members`;
   process.stderr.write(
     options.dryRun
       ? `import (dry run, nothing written): ${count(total)} records: ${count(counts.would_insert)} would be inserted, ` +
           `${count(counts.would_update)} updated, ${count(counts.would_skip)} skipped, ${count(counts.failed)} failed; ` +
-          `results in ${options.resultsFile}\n`
+          `${notes}; results in ${options.resultsFile}\n`
       : `import: ${count(total)} records: ${count(counts.inserted)} inserted, ${count(counts.updated)} updated, ` +
-          `${count(counts.skipped)} skipped, ${count(counts.failed)} failed; results in ${options.resultsFile}\n`,
+          `${count(counts.skipped)} skipped, ${count(counts.failed)} failed; ${notes}; results in ${options.resultsFile}\n`,
   );
   for (const line of input.report()) process.stderr.write(`${line}\n`);
-  return counts.failed > 0 ? EXIT.someFailed : EXIT.ok;
+  if (counts.failed > 0) return EXIT.someFailed;
+  return warnings > 0 || unmapped > 0 ? EXIT.withWarnings : EXIT.ok;
 }
 
 /**

@@ -29,10 +29,19 @@ export interface OutcomeCounts {
   would_skip: number;
 }
 
+/** What a run counted so far: each outcome, the warnings, and the records with unmapped members. */
+export interface RunCounts extends OutcomeCounts {
+  warnings: number;
+  unmapped: number;
+}
+
+/** The outcome of one record. */
+export type RecordOutcome = keyof OutcomeCounts;
+
 /** The journal's lines after its header. */
 type Entry =
   | { readonly chunk: number; readonly task_id: string }
-  | { readonly flushed: number; readonly results_bytes: number; readonly counts: OutcomeCounts };
+  | { readonly flushed: number; readonly results_bytes: number; readonly counts: RunCounts };
 
 /**
  * The state file of an import: a journal, one JSON line per step, appended and never rewritten
@@ -46,7 +55,7 @@ export class ImportState {
   /** Requests whose results are written, in order: 0..flushed-1. */
   flushed = 0;
   resultsBytes = 0;
-  counts: OutcomeCounts = {
+  counts: RunCounts = {
     inserted: 0,
     updated: 0,
     skipped: 0,
@@ -54,6 +63,8 @@ export class ImportState {
     would_insert: 0,
     would_update: 0,
     would_skip: 0,
+    warnings: 0,
+    unmapped: 0,
   };
 
   private constructor(
@@ -127,7 +138,7 @@ export class ImportState {
     this.append({ chunk, task_id: taskId });
   }
 
-  written(chunk: number, resultsBytes: number, counts: OutcomeCounts): void {
+  written(chunk: number, resultsBytes: number, counts: RunCounts): void {
     this.flushed = chunk + 1;
     this.resultsBytes = resultsBytes;
     this.counts = { ...counts };
