@@ -20,15 +20,29 @@ const HANDLED = new Set([
   'custom_password_hash',
   'mfa_factors',
   'user_metadata',
+  'identities',
 ]);
 
 /**
- * A user of Auth0's user export (ndjson) or bulk-import JSON: profile members, `blocked`,
+ * Auth0's social connections (an identity's `provider`) as the service's OAuth provider aliases
+ * (the project's `oauth_providers`, whose defaults these are). Auth0's own database (`auth0`) is
+ * the user's login ids and password, not a connection; any other provider is left out and listed.
+ */
+const PROVIDER_ALIASES: Readonly<Record<string, string>> = {
+  'google-oauth2': 'google',
+  facebook: 'facebook',
+  github: 'github',
+  apple: 'apple',
+};
+
+/**
+ * A user of Auth0's user export (ndjson) or bulk-import JSON: profile members, `blocked`, social
+ * `identities` as OAuth connections (google-oauth2, facebook, github, apple),
  * `password_hash` (bcrypt) and `custom_password_hash` (argon2, bcrypt, pbkdf2, salted SHA-256,
  * SHA-512 and MD5), `mfa_factors` (TOTP, phone, email) and `user_metadata` as custom attributes.
  * The bcrypt hash of a user of the export job comes from the hash file Auth0 support delivers
  * (`hashes`, joined by `user_id`), or from a line of that file read as a user (`passwordHash`).
- * Auth0's own ids, social identities, `app_metadata` and login statistics have no place here.
+ * Auth0's own ids, other connections, `app_metadata` and login statistics have no place here.
  */
 export function fromAuth0(user: Readonly<Record<string, unknown>>, hashes?: Auth0Hashes): ForeignRecord {
   const { record, unmapped } = mapMembers(user, MEMBERS, HANDLED);
@@ -41,6 +55,15 @@ export function fromAuth0(user: Readonly<Record<string, unknown>>, hashes?: Auth
     if (password) record.password = password;
     else unmapped.push('custom_password_hash');
   }
+  if (Array.isArray(user.identities)) {
+    const oauth = user.identities.flatMap((identity: unknown, i) => {
+      const connection = oauthConnection(identity);
+      if (connection === 'database') return [];
+      if (connection === undefined) unmapped.push(`identities/${i}`);
+      return connection === undefined ? [] : [connection];
+    });
+    if (oauth.length > 0) record.identities = oauth;
+  } else if (user.identities !== undefined) unmapped.push('identities');
   if (isObject(user.user_metadata)) record.custom_attributes = { ...user.user_metadata };
   else if (user.user_metadata !== undefined) unmapped.push('user_metadata');
   if (Array.isArray(user.mfa_factors)) {
@@ -60,6 +83,24 @@ export function fromAuth0(user: Readonly<Record<string, unknown>>, hashes?: Auth
     if (Object.keys(mfa).length > 0) record.mfa = mfa;
   }
   return { record, unmapped };
+}
+
+/** An Auth0 identity as an OAuth connection of the record; `database` for Auth0's own; undefined: no place here. */
+function oauthConnection(identity: unknown): Record<string, unknown> | 'database' | undefined {
+  if (!isObject(identity) || typeof identity.provider !== 'string') return undefined;
+  if (identity.provider === 'auth0') return 'database';
+  const alias = PROVIDER_ALIASES[identity.provider];
+  const subject = identity.user_id;
+  if (!alias || (typeof subject !== 'string' && typeof subject !== 'number')) return undefined;
+  return {
+    type: 'oauth',
+    oauth: {
+      provider_alias: alias,
+      provider_type: alias,
+      provider_subject_id: String(subject),
+      ...(isObject(identity.profileData) ? { user_profile: identity.profileData } : {}),
+    },
+  };
 }
 
 const SALTED: Record<string, string> = {

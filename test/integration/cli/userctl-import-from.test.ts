@@ -38,7 +38,11 @@ const AUTH0_USERS = [
     user_metadata: { plan: 'pro' },
     app_metadata: { roles: ['admin'] },
     logins_count: 12,
-    identities: [{ provider: 'auth0', user_id: '5f1c0e', connection: 'Username-Password-Authentication' }],
+    identities: [
+      { provider: 'auth0', user_id: '5f1c0e', connection: 'Username-Password-Authentication' },
+      { provider: 'google-oauth2', user_id: '109876543210', connection: 'google-oauth2', isSocial: true },
+      { provider: 'samlp', user_id: 'ana@corp', connection: 'corp-saml', isSocial: false },
+    ],
   },
   {
     // Auth0's bulk-import custom_password_hash: salted SHA-256 (FIPS 180-2 "abc": salt "a" first).
@@ -105,7 +109,8 @@ describe('userctl import --from auth0|firebase|cognito', function () {
     expect(run.stderr).to.match(/; [\d,]+ warnings, [1-9][\d,]* records with unmapped members; /);
     const results = readResults(`${file}.results.ndjson`);
     expect(results.map((r) => r.outcome)).to.deep.equal(['inserted', 'inserted']);
-    expect(results[0]?.unmapped).to.deep.equal(['user_id', 'app_metadata', 'logins_count', 'identities']);
+    // Auth0's database identity is the user itself, Google's a connection; SAML has no place here.
+    expect(results[0]?.unmapped).to.deep.equal(['user_id', 'app_metadata', 'logins_count', 'identities/2']);
     expect(results[0]?.warnings?.map((w) => w.message)).to.include('custom_attributes.plan is not defined.');
     expect(results[1]?.unmapped).to.equal(undefined);
     const { rows } = await db().query(
@@ -114,6 +119,13 @@ describe('userctl import --from auth0|firebase|cognito', function () {
          FROM users u WHERE u.standard_attributes->>'email' = 'ana@auth0.test'`,
     );
     expect(rows[0]).to.deep.equal({ is_disabled: true, username: 'ana', factors: 2 });
+    const google = await db().query(
+      `SELECT u.standard_attributes->>'email' AS email FROM identities i JOIN users u ON u.id = i.user_id
+        WHERE i.type = 'oauth' AND i.provider_alias = 'google' AND i.provider_subject_id = '109876543210'`,
+    );
+    expect(google.rows, 'the Google login, found by its subject').to.deep.equal([
+      { email: 'ana@auth0.test' },
+    ]);
     expect(await verifyPassword(await passwordOf('ana@auth0.test'), 'U*U')).to.equal(true);
     expect(await verifyPassword(await passwordOf('ben@auth0.test'), 'bc')).to.equal(true);
     expect(await verifyPassword(await passwordOf('ben@auth0.test'), 'abc')).to.equal(false);
