@@ -8,9 +8,10 @@ import { replay } from './commands/replay.js';
 import { printStatus } from './commands/status.js';
 import { listTasks } from './commands/tasks.js';
 import { importFile } from './import/import-file.js';
+import { lossesThatStop, planImport, planText } from './import/import-plan.js';
 import { formatOf, type RecordFormat } from './records/file-records.js';
 import { FOREIGN_SYSTEMS } from './records/from/foreign-record.js';
-import type { ForeignFile } from './records/read-records.js';
+import { type ForeignFile, openRecords } from './records/read-records.js';
 import { connect, type ServiceSettings } from './service-client.js';
 
 const USAGE = `usage: userctl <command> [options]
@@ -20,6 +21,7 @@ const USAGE = `usage: userctl <command> [options]
               [--from auth0|firebase|cognito]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
               [--hashes FILE]  (auth0: the password hash file Auth0 support delivers)
+              [--plan] [--allow-loss FIELD]...  (with --from: what is kept, what stops the run)
   export --format csv|ndjson [--field POINTER[:NAME]]... [--escape-formulas] [--include-password-hashes] -o FILE
   status ID
   tasks [--kind import|export] [--status pending|completed|failed] [--limit N] [--all] [--json]
@@ -60,6 +62,9 @@ const IMPORT_OPTIONS = {
   'mem-cost': { type: 'string' },
   // import --from auth0: the password hash file Auth0 support delivers beside the user export.
   hashes: { type: 'string' },
+  // import --from: print what would be kept and left out, send nothing; accept a loss by name.
+  plan: { type: 'boolean', default: false },
+  'allow-loss': { type: 'string', multiple: true },
 } as const;
 
 const EXPORT_OPTIONS = {
@@ -177,6 +182,23 @@ async function main(argv: string[]): Promise<number> {
       if (!['ndjson', 'json', 'csv'].includes(format))
         throw new CliError('--format must be ndjson, json or csv');
       const base = path.resolve(file);
+      if (!from && (values.plan || values['allow-loss']))
+        throw new CliError('--plan and --allow-loss go with --from');
+      if (from) {
+        // Read once before anything is sent: what the file holds that the service cannot keep.
+        const allowed = new Set(values['allow-loss'] ?? []);
+        const plan = await planImport((await openRecords(base, format as RecordFormat, from)).records);
+        if (values.plan) {
+          process.stdout.write(`plan of ${file} (--from ${from.system}): ${planText(plan, allowed)}\n`);
+          return EXIT.ok;
+        }
+        const losses = lossesThatStop(plan, allowed);
+        if (losses.length > 0)
+          throw new CliError(
+            `import would lose ${losses.map((f) => `${f.field} (${f.dropped} records)`).join(', ')}: ` +
+              '--plan shows every member; --allow-loss FIELD accepts the loss of one',
+          );
+      }
       return withClient(settings, (client) =>
         importFile(client, {
           file: base,

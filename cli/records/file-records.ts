@@ -14,6 +14,8 @@ export type FileRecord =
       readonly record: Record<string, unknown>;
       /** Members of another system's user that have no place in a record (`--from`). */
       readonly unmapped?: readonly string[];
+      /** The members another system's user carried (`--from`), for the import's plan. */
+      readonly source?: readonly string[];
     }
   | { readonly position: number; readonly problem: string };
 

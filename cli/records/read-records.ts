@@ -73,18 +73,25 @@ async function* readForeignRecords(
   from: ForeignFile,
   hashes: Auth0Hashes | undefined,
 ): AsyncGenerator<FileRecord> {
-  const mapped = (position: number, map: () => ForeignRecord): FileRecord => {
-    const { record, unmapped } = map();
-    return unmapped.length > 0 ? { position, record, unmapped } : { position, record };
+  const mapped = <S extends Readonly<Record<string, unknown>>>(
+    position: number,
+    user: S,
+    map: (user: S) => ForeignRecord,
+  ): FileRecord => {
+    const { record, unmapped } = map(user);
+    const source = Object.keys(user).filter(
+      (k) => user[k] !== undefined && user[k] !== null && user[k] !== '',
+    );
+    return { position, record, source, ...(unmapped.length > 0 ? { unmapped } : {}) };
   };
   if (from.system === 'cognito') {
     let position = 0;
-    for await (const row of csvRows(input, file)) yield mapped(position++, () => fromCognito(row));
+    for await (const row of csvRows(input, file)) yield mapped(position++, row, fromCognito);
     return;
   }
   if (from.system === 'auth0') {
     for await (const item of readRecords(input, file, format)) {
-      yield 'record' in item ? mapped(item.position, () => fromAuth0(item.record, hashes)) : item;
+      yield 'record' in item ? mapped(item.position, item.record, (user) => fromAuth0(user, hashes)) : item;
     }
     return;
   }
@@ -99,7 +106,9 @@ async function* readForeignRecords(
   try {
     for await (const { value } of users) {
       const read = jsonFileRecord(position++, () => value);
-      yield 'record' in read ? mapped(read.position, () => fromFirebase(read.record, from.firebase)) : read;
+      yield 'record' in read
+        ? mapped(read.position, read.record, (user) => fromFirebase(user, from.firebase))
+        : read;
     }
   } catch (err) {
     throw new CliError(`${file} is not a Firebase auth:export JSON file: ${(err as Error).message}`);

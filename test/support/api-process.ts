@@ -35,6 +35,8 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], { keySize: 2048 });
     writeFileSync(path.join(dataDir, 'test.crt'), pems.cert);
     writeFileSync(path.join(dataDir, 'test.key'), pems.private, { mode: 0o600 });
+    // Below the kernel's ephemeral range (32768 and up), and the operator port below the test
+    // services' ports (ClickHouse 18123 and 19000, the Kafka brokers 19092 to 19395).
     const port = 20_000 + Math.floor(Math.random() * 5_000);
     const url = new URL(testDatabaseUrl());
     url.searchParams.set('options', `-c search_path=${schema()}`);
@@ -45,7 +47,7 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
         DATA_DIR: dataDir,
         PORT: String(port),
         HTTPS_PORT: String(port + 5_000),
-        API_OPERATOR_PORT: String(port - 5_000),
+        API_OPERATOR_PORT: String(port - 8_000),
         TLS_CERT_FILE: path.join(dataDir, 'test.crt'),
         TLS_KEY_FILE: path.join(dataDir, 'test.key'),
         TASK_SECRETS_KEY: TEST_SECRETS_KEY,
@@ -69,7 +71,7 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
     api = {
       url: `http://localhost:${port}`,
       httpsUrl: `https://localhost:${port + 5_000}`,
-      operatorUrl: `http://localhost:${port - 5_000}`,
+      operatorUrl: `http://localhost:${port - 8_000}`,
       dataDir,
       rss: () => {
         let status = '';

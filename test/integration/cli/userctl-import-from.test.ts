@@ -103,7 +103,31 @@ describe('userctl import --from auth0|firebase|cognito', function () {
   it('maps an Auth0 export, its hashes and factors, and lists the members it leaves out', async () => {
     const file = path.join(dir, 'auth0.ndjson');
     writeFileSync(file, AUTH0_USERS.map((u) => JSON.stringify(u)).join('\n'));
-    const run = await userctl(['import', file, '--from', 'auth0'], env());
+    // Roles (app_metadata) and a SAML identity would be lost: the run stops before any request.
+    const refused = await userctl(['import', file, '--from', 'auth0'], env());
+    expect(refused.code, refused.stderr).to.equal(2);
+    expect(refused.stderr.trim()).to.equal(
+      'userctl: import would lose app_metadata (1 records), identities/* (1 records): ' +
+        '--plan shows every member; --allow-loss FIELD accepts the loss of one',
+    );
+    expect((await db().query('SELECT 1 FROM users')).rowCount, 'nothing was sent').to.equal(0);
+    const plan = await userctl(['import', file, '--from', 'auth0', '--plan'], env());
+    expect(plan.code, plan.stderr).to.equal(0);
+    const planLines = plan.stdout.split('\n');
+    expect(planLines[0]).to.equal(`plan of ${file} (--from auth0): 2 records`);
+    const row = (field: string) =>
+      planLines
+        .find((l) => l.trim().startsWith(`${field} `))
+        ?.trim()
+        .split(/\s{2,}/);
+    expect(row('email')).to.deep.equal(['email', '2', 'kept']);
+    expect(row('identities')).to.deep.equal(['identities', '1', 'kept']);
+    expect(row('identities/*')).to.deep.equal(['identities/*', '1', 'dropped (stops the run: --allow-loss)']);
+    expect(row('logins_count')).to.deep.equal(['logins_count', '1', 'dropped']);
+    const run = await userctl(
+      ['import', file, '--from', 'auth0', '--allow-loss', 'app_metadata', '--allow-loss', 'identities/*'],
+      env(),
+    );
     // Every record succeeded, some with source members left out: exit 3, counted on the closing line.
     expect(run.code, run.stderr).to.equal(3);
     expect(run.stderr).to.match(/; [\d,]+ warnings, [1-9][\d,]* records with unmapped members; /);
@@ -213,6 +237,9 @@ describe('userctl import --from auth0|firebase|cognito', function () {
         String(FIREBASE_PARAMS.rounds),
         '--mem-cost',
         String(FIREBASE_PARAMS.memCost),
+        // Firebase's Google sign-in has no mapping here yet: its loss is accepted by name.
+        '--allow-loss',
+        'providerUserInfo/*',
       ],
       env(),
     );
@@ -234,7 +261,11 @@ describe('userctl import --from auth0|firebase|cognito', function () {
   it('maps a Cognito user CSV: standard attributes, flags, address and custom attributes', async () => {
     const file = path.join(dir, 'cognito.csv');
     writeFileSync(file, COGNITO_CSV);
-    const run = await userctl(['import', file, '--from', 'cognito'], env());
+    // Cognito exports no second factors: a loss accepted by name.
+    const run = await userctl(
+      ['import', file, '--from', 'cognito', '--allow-loss', 'cognito:mfa_enabled'],
+      env(),
+    );
     // Every record succeeded, some with source members left out: exit 3, counted on the closing line.
     expect(run.code, run.stderr).to.equal(3);
     expect(run.stderr).to.match(/; [\d,]+ warnings, [1-9][\d,]* records with unmapped members; /);

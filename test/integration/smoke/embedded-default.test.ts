@@ -19,8 +19,9 @@ describe('embedded default (smoke)', function () {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'embedded-'));
   // The embedded server runs as the postgres user when we are root: it must reach the folder.
   chmodSync(dataDir, 0o755);
-  // Four ports below the kernel's ephemeral range (32768 and up), where an outgoing connection of
-  // another test could hold one of them.
+  // Five ports below the kernel's ephemeral range (32768 and up), where an outgoing connection of
+  // another test could hold one of them, and none among the test services' (ClickHouse 18123 and
+  // 19000, the Kafka brokers 19092 to 19395).
   const port = 20_000 + Math.floor(Math.random() * 3_000);
   const postgresPort = port + 3_000;
   const azuritePort = port + 6_000;
@@ -31,7 +32,7 @@ describe('embedded default (smoke)', function () {
     EMBEDDED_POSTGRES_PORT: String(postgresPort),
     EMBEDDED_AZURITE_PORT: String(azuritePort),
     HTTPS_PORT: String(httpsPort),
-    API_OPERATOR_PORT: String(port - 3_000),
+    API_OPERATOR_PORT: String(port - 8_000),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   };
