@@ -3,6 +3,10 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 NODE_MODULES := node_modules/.package-lock.json
+
+# One runtime: the Node.js the image ships (package.json's `node`, from npm's registry) runs every
+# command here, whatever `node` the machine has; the first `npm ci` alone runs on the machine's.
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 

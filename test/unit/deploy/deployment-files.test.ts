@@ -25,6 +25,24 @@ describe('deployment files', () => {
     expect(probe).to.include('API_OPERATOR_PORT').and.to.include('PIPELINE_HTTP_PORT');
   });
 
+  it('one runtime: make runs the Node.js the image ships, pinned in package.json and named by engines', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      engines: { node: string };
+      devDependencies: Record<string, string>;
+      allowScripts: Record<string, boolean>;
+    };
+    const pinned = pkg.devDependencies.node ?? '';
+    expect(pinned, 'an exact version').to.match(/^\d+\.\d+\.\d+$/);
+    const major = Number(pinned.split('.')[0]);
+    const bases = [...dockerfile.matchAll(/^FROM node:(\d+)-/gm)].map((m) => Number(m[1]));
+    expect(new Set(bases)).to.deep.equal(new Set([major]));
+    expect(pkg.engines.node).to.equal(`>=${major}`);
+    expect(pkg.allowScripts.node, 'its install script fetches the binary').to.equal(true);
+    expect(readFileSync('Makefile', 'utf8')).to.match(
+      /^export PATH := \$\(CURDIR\)\/node_modules\/\.bin:\$\(PATH\)$/m,
+    );
+  });
+
   it('compose: dependencies and operator ports on 127.0.0.1, no trusted proxy, a shared key, migrations first', () => {
     const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
       services: Record<
