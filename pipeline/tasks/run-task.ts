@@ -107,6 +107,8 @@ export function taskRunner(
           if (stopped) return await endStopped(kind, task, stopped, taskLog);
           const fault = classifyFault(err);
           if (shouldRetry(fault, retry, Date.now() - firstTry, config.taskRetrySeconds)) {
+            // Retrying is the runner at work, not a stall: the retry window bounds an outage.
+            lease.advanced();
             const delay = backoffMs(retry);
             taskLog.warn({ err, retry, retry_in_ms: delay, fault }, `${kind} interrupted; retrying`);
             await sleep(delay, undefined, { signal: lease.signal }).catch(() => {});

@@ -59,8 +59,9 @@ export async function claimHandedOverTask(
 ): Promise<(ClaimedTask & { readonly message: string }) | undefined> {
   const { rows } = await db.query<ClaimedTask & { message: string }>(
     `WITH handed AS (
-       SELECT id FROM tasks
+       SELECT id FROM tasks t
         WHERE kind = $1 AND status = 'pending' AND owner IS NULL AND started_at IS NOT NULL
+          AND EXISTS (SELECT 1 FROM task_outbox o WHERE o.task_id = t.id)
         ORDER BY started_at LIMIT 1 FOR UPDATE SKIP LOCKED),
      claimed AS (
        UPDATE tasks t SET owner = $2, attempt = t.attempt + 1,
