@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig, requireDeploymentKeys } from '../../../pipeline/config.js';
@@ -37,6 +40,7 @@ const SECRET_VALUES: Record<string, string> = {
   TASK_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
   AZURE_STORAGE_CONNECTION_STRING:
     'DefaultEndpointsProtocol=https;AccountName=users;AccountKey=a2V5;EndpointSuffix=core.windows.net',
+  KAFKA_SASL_PASSWORD: 'a-scram-password',
 };
 
 /**
@@ -62,6 +66,11 @@ describe('kubernetes manifests', function () {
     return pod;
   };
   const config = find('ConfigMap', 'users-service-config').data ?? {};
+  // The project file the pods mount, written where this test can read it.
+  const projectDir = mkdtempSync(path.join(tmpdir(), 'k8s-project-'));
+  after(() => rmSync(projectDir, { recursive: true, force: true }));
+  const projectFile = path.join(projectDir, 'project.json');
+  writeFileSync(projectFile, find('ConfigMap', 'users-service-project').data?.['project.json'] ?? '');
   const workloads = [
     { kind: 'Deployment', name: 'users-service-api', role: 'api' as const, operatorPort: 3001 },
     { kind: 'Deployment', name: 'users-service-worker', role: 'worker' as const, operatorPort: 3100 },
@@ -75,6 +84,7 @@ describe('kubernetes manifests', function () {
       const key = e.valueFrom?.secretKeyRef?.key;
       env[e.name] = e.value ?? (key ? (SECRET_VALUES[key] ?? 'from-the-secret') : '');
     }
+    if (env.PROJECT_CONFIG) env.PROJECT_CONFIG = projectFile;
     return env;
   };
 
@@ -107,6 +117,15 @@ describe('kubernetes manifests', function () {
       const loaded = loadConfig(environmentOf(container));
       expect(() => requireDeploymentKeys(loaded, role), name).not.to.throw();
       expect(loaded.migrateOnStart, `${name} leaves migrations to the Job`).to.equal(false);
+      // The project file is mounted: a domain and origin of its own, not the embedded default's.
+      expect(loaded.project.domain, name).to.equal('admin.users.example.com');
+      expect(loaded.project.publicOrigin, name).to.equal('https://admin.users.example.com');
+      // Every secret the configuration asks for is given: SCRAM's password with its user.
+      expect(loaded.kafkaSecurity.sasl, name).to.deep.equal({
+        mechanism: 'scram-sha-512',
+        username: 'users-service',
+        password: SECRET_VALUES.KAFKA_SASL_PASSWORD,
+      });
       expect(loaded.kafkaTopics).to.deep.equal({
         partitions: 12,
         replicationFactor: 3,
@@ -170,5 +189,25 @@ describe('kubernetes manifests', function () {
       ['kafka', `${prefix}user-import`, `${prefix}user-import-workers`],
       ['kafka', `${prefix}user-export`, `${prefix}user-export-workers`],
     ]);
+    // KEDA reads the lag as the workers read the topics: TLS and the same SCRAM user and password.
+    const auth = find('TriggerAuthentication', 'users-service-kafka').spec as {
+      configMapTargetRef: { parameter: string; name: string; key: string }[];
+      secretTargetRef: { parameter: string; name: string; key: string }[];
+    };
+    expect(auth.configMapTargetRef).to.deep.equal([
+      { parameter: 'username', name: 'users-service-config', key: 'KAFKA_SASL_USERNAME' },
+    ]);
+    expect(auth.secretTargetRef).to.deep.equal([
+      { parameter: 'password', name: 'users-service-secrets', key: 'KAFKA_SASL_PASSWORD' },
+    ]);
+    for (const trigger of scaled.triggers as unknown as {
+      metadata: Record<string, string>;
+      authenticationRef: { name: string };
+    }[]) {
+      expect(trigger.authenticationRef).to.deep.equal({ name: 'users-service-kafka' });
+      expect(trigger.metadata).to.deep.include({ sasl: 'scram_sha512', tls: 'enable' });
+      expect(config.KAFKA_SASL_MECHANISM).to.equal('scram-sha-512');
+      expect(config.KAFKA_SSL).to.equal('true');
+    }
   });
 });
