@@ -1,7 +1,7 @@
 import type { Transform } from 'node:stream';
 import { type Options, stringify } from 'csv-stringify/sync';
 import { streamStage } from '../stream-stage.js';
-import { RECORD_ARRAYS_IN_FLIGHT } from './export-records.js';
+import { ENCODED_BYTES_AHEAD, RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
 
 /**
  * Cells as docs/decisions.md encodes them: strings as is, numbers in plain decimal, booleans
@@ -68,7 +68,11 @@ export function encodeCsv(
     return [header, ...rows];
   };
   return streamStage(
-    { writableObjectMode: true, writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT },
+    {
+      writableObjectMode: true,
+      writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
+      readableHighWaterMark: ENCODED_BYTES_AHEAD,
+    },
     (rows: unknown[][]) => stringify(withHeader(rows), options),
     () => (headerWritten ? undefined : stringify([header], options)),
   );

@@ -5,6 +5,7 @@ import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
 import { streamStage } from '../stream-stage.js';
 import { type AssemblyOptions, RecordAssembler, type UserRecord } from './assemble-records.js';
+import { RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
 import { type UserConditions, userConditionSql, userRecordsSql } from './user-records-sql.js';
 
 /** The users an export keeps (none of its filters set: every user). */
@@ -99,12 +100,6 @@ export function recordsStatement(settings: SnapshotSettings = {}): string {
 export function streamUserRows(client: PoolClient, settings: SnapshotSettings = {}): NodeJS.ReadableStream {
   return client.query(copyTo(`COPY (${recordsStatement(settings)}) TO STDOUT`));
 }
-
-/**
- * Arrays of records (about a hundred users each) a stage may hold before it stops reading: enough
- * to keep every stage busy, few enough that the worker's memory stays flat (the bench's peak RSS rows).
- */
-export const RECORD_ARRAYS_IN_FLIGHT = 2;
 
 /**
  * COPY text rows of the records statement -> records, pushed as one array per chunk received,

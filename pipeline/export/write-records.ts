@@ -7,14 +7,9 @@ import { streamStage } from '../stream-stage.js';
 import type { UserRecord } from './assemble-records.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
-import {
-  assembleRecords,
-  RECORD_ARRAYS_IN_FLIGHT,
-  type SnapshotSettings,
-  streamUserRows,
-  TIME_POINTERS,
-} from './export-records.js';
+import { assembleRecords, type SnapshotSettings, streamUserRows, TIME_POINTERS } from './export-records.js';
 import { projectPointers } from './project-pointers.js';
+import { RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
 
 /** Which users the export's records statement reads, and what their records carry. */
 export function snapshotSettings(options: ExportTaskOptions): SnapshotSettings {
