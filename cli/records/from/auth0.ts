@@ -1,5 +1,5 @@
 import type { Auth0Hashes } from './auth0-hashes.js';
-import { type ForeignRecord, mapMembers } from './foreign-record.js';
+import { type ForeignRecord, mapMembers, oauthIdentity } from './foreign-record.js';
 
 const MEMBERS: Record<string, string> = {
   email: 'email',
@@ -92,15 +92,11 @@ function oauthConnection(identity: unknown): Record<string, unknown> | 'database
   const alias = PROVIDER_ALIASES[identity.provider];
   const subject = identity.user_id;
   if (!alias || (typeof subject !== 'string' && typeof subject !== 'number')) return undefined;
-  return {
-    type: 'oauth',
-    oauth: {
-      provider_alias: alias,
-      provider_type: alias,
-      provider_subject_id: String(subject),
-      ...(isObject(identity.profileData) ? { user_profile: identity.profileData } : {}),
-    },
-  };
+  return oauthIdentity(
+    alias,
+    String(subject),
+    isObject(identity.profileData) ? identity.profileData : undefined,
+  );
 }
 
 const SALTED: Record<string, string> = {

@@ -1,6 +1,6 @@
 import { storedPasswordHash } from '../../../pipeline/passwords/password-formats.js';
 import type { FirebaseHashFlags, ForeignRecord } from './foreign-record.js';
-import { mapMembers } from './foreign-record.js';
+import { mapMembers, oauthIdentity } from './foreign-record.js';
 
 const MEMBERS: Record<string, string> = {
   email: 'email',
@@ -13,10 +13,22 @@ const MEMBERS: Record<string, string> = {
 const HANDLED = new Set(['passwordHash', 'salt', 'customAttributes', 'mfaInfo', 'providerUserInfo']);
 
 /**
+ * Firebase's sign-in providers (`providerUserInfo[].providerId`) as the service's OAuth provider
+ * aliases; `password` and `phone` are the user's own login ids, and any other is left out and listed.
+ */
+const PROVIDER_ALIASES: Readonly<Record<string, string>> = {
+  'google.com': 'google',
+  'facebook.com': 'facebook',
+  'github.com': 'github',
+  'apple.com': 'apple',
+};
+
+/**
  * A user of `firebase auth:export` JSON: profile members, `disabled`, the scrypt hash (with the
  * project's parameters given as flags, the hash carries them; without, the service's project
- * configuration must hold them), `customAttributes` (a JSON object in a string) and phone second
- * factors. Firebase's ids, times and providers other than email and phone have no place here.
+ * configuration must hold them), `customAttributes` (a JSON object in a string), phone second
+ * factors, and Google, Facebook, GitHub and Apple sign-ins as OAuth connections. Firebase's ids,
+ * times and other providers have no place here.
  */
 export function fromFirebase(
   user: Readonly<Record<string, unknown>>,
@@ -45,10 +57,17 @@ export function fromFirebase(
     });
   }
   if (Array.isArray(user.providerUserInfo)) {
-    user.providerUserInfo.forEach((provider: { providerId?: unknown }, i) => {
-      if (provider?.providerId !== 'password' && provider?.providerId !== 'phone')
-        unmapped.push(`providerUserInfo/${i}`);
+    const oauth: Record<string, unknown>[] = [];
+    user.providerUserInfo.forEach((provider: { providerId?: unknown; rawId?: unknown }, i) => {
+      if (provider?.providerId === 'password' || provider?.providerId === 'phone') return;
+      const alias =
+        typeof provider?.providerId === 'string' ? PROVIDER_ALIASES[provider.providerId] : undefined;
+      if (alias && typeof provider.rawId === 'string' && provider.rawId !== '') {
+        const { providerId: _id, rawId: _raw, ...profile } = provider;
+        oauth.push(oauthIdentity(alias, provider.rawId, profile));
+      } else unmapped.push(`providerUserInfo/${i}`);
     });
+    if (oauth.length > 0) record.identities = oauth;
   }
   return { record, unmapped };
 }

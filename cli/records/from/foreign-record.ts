@@ -15,6 +15,27 @@ export type ForeignSystem = (typeof FOREIGN_SYSTEMS)[number];
 export type FirebaseHashFlags = FirebaseScryptParams;
 
 /**
+ * A social login of another system as an OAuth connection of the record, under one of the
+ * project's provider aliases (its `oauth_providers`, whose defaults are google, facebook, github and
+ * apple), found again by `getUserByOAuth(alias, subject)`.
+ */
+export function oauthIdentity(
+  alias: string,
+  subject: string,
+  profile?: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  return {
+    type: 'oauth',
+    oauth: {
+      provider_alias: alias,
+      provider_type: alias,
+      provider_subject_id: subject,
+      ...(profile ? { user_profile: { ...profile } } : {}),
+    },
+  };
+}
+
+/**
  * Copies the members named in `map` (source name -> record member) that are set, and lists every
  * other member of the source as unmapped (those in `handled` are the caller's to take).
  */

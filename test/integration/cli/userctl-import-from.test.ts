@@ -237,9 +237,6 @@ describe('userctl import --from auth0|firebase|cognito', function () {
         String(FIREBASE_PARAMS.rounds),
         '--mem-cost',
         String(FIREBASE_PARAMS.memCost),
-        // Firebase's Google sign-in has no mapping here yet: its loss is accepted by name.
-        '--allow-loss',
-        'providerUserInfo/*',
       ],
       env(),
     );
@@ -248,7 +245,13 @@ describe('userctl import --from auth0|firebase|cognito', function () {
     expect(run.stderr).to.match(/; [\d,]+ warnings, [1-9][\d,]* records with unmapped members; /);
     const [result] = readResults(`${file}.results.ndjson`);
     expect(result?.outcome).to.equal('inserted');
-    expect(result?.unmapped).to.deep.equal(['localId', 'createdAt', 'lastSignedInAt', 'providerUserInfo/1']);
+    expect(result?.unmapped).to.deep.equal(['localId', 'createdAt', 'lastSignedInAt']);
+    // Firebase's Google sign-in is an OAuth connection, found by its subject.
+    const google = await db().query(
+      `SELECT u.standard_attributes->>'email' AS email FROM identities i JOIN users u ON u.id = i.user_id
+        WHERE i.type = 'oauth' AND i.provider_alias = 'google' AND i.provider_subject_id = '1098'`,
+    );
+    expect(google.rows).to.deep.equal([{ email: 'cara@firebase.test' }]);
     expect(await verifyPassword(await passwordOf('cara@firebase.test'), 'user1password')).to.equal(true);
     expect(await verifyPassword(await passwordOf('cara@firebase.test'), 'user1password!')).to.equal(false);
     const { rows } = await db().query(
