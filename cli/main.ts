@@ -18,7 +18,7 @@ const USAGE = `usage: userctl <command> [options]
 
   import FILE [--identifier email|phone_number|preferred_username] [--upsert] [--dry-run]
               [--format ndjson|json|csv] [--concurrency N] [--results FILE] [--state FILE]
-              [--from auth0|firebase|cognito]
+              [--from auth0|firebase|cognito|clerk]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
               [--hashes FILE]  (auth0: the password hash file Auth0 support delivers)
               [--plan] [--allow-loss FIELD]...  (with --from: what is kept, what stops the run)
@@ -178,7 +178,8 @@ async function main(argv: string[]): Promise<number> {
         throw new CliError('--concurrency must be a whole number from 1 to 64');
       }
       const from = foreignFile(values);
-      const format = values.format ?? (from?.system === 'cognito' ? 'csv' : formatOf(file));
+      const csvSource = from?.system === 'cognito' || from?.system === 'clerk';
+      const format = values.format ?? (csvSource ? 'csv' : formatOf(file));
       if (!['ndjson', 'json', 'csv'].includes(format))
         throw new CliError('--format must be ndjson, json or csv');
       const base = path.resolve(file);

@@ -16,6 +16,7 @@ import {
 } from './file-records.js';
 import { fromAuth0 } from './from/auth0.js';
 import { Auth0Hashes } from './from/auth0-hashes.js';
+import { fromClerk } from './from/clerk.js';
 import { fromCognito } from './from/cognito.js';
 import { fromFirebase } from './from/firebase.js';
 import type { FirebaseHashFlags, ForeignRecord, ForeignSystem } from './from/foreign-record.js';
@@ -84,9 +85,10 @@ async function* readForeignRecords(
     );
     return { position, record, source, ...(unmapped.length > 0 ? { unmapped } : {}) };
   };
-  if (from.system === 'cognito') {
+  if (from.system === 'cognito' || from.system === 'clerk') {
+    const map = from.system === 'cognito' ? fromCognito : fromClerk;
     let position = 0;
-    for await (const row of csvRows(input, file)) yield mapped(position++, row, fromCognito);
+    for await (const row of csvRows(input, file)) yield mapped(position++, row, map);
     return;
   }
   if (from.system === 'auth0') {

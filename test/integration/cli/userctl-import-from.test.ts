@@ -78,6 +78,14 @@ const FIREBASE_EXPORT = {
   ],
 };
 
+// Clerk's Dashboard export, with the columns its documentation and migration tools name.
+const CLERK_CSV = [
+  'id,first_name,last_name,username,primary_email_address,primary_phone_number,verified_email_addresses,unverified_email_addresses,verified_phone_numbers,unverified_phone_numbers,totp_secret,password_digest,password_hasher',
+  'user_2a,Eve,Kim,evek,eve@clerk.test,+14155550199,eve@clerk.test|eve@work.test,,+14155550199,,JBSWY3DPEHPK3PXP,$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW,bcrypt',
+  'user_2b,Finn,,,finn@clerk.test,,,finn@clerk.test,,,,,',
+  'user_2c,Gus,,,gus@clerk.test,,gus@clerk.test,,,,,c2NyeXB0,scrypt_werkzeug',
+].join('\n');
+
 const COGNITO_CSV = [
   'cognito:username,name,given_name,family_name,email,email_verified,phone_number,phone_number_verified,address,custom:tier,cognito:mfa_enabled,updated_at',
   'dan-1,Dan Evans,Dan,Evans,dan@cognito.test,true,+14155550188,false,"1 Main St, Springfield",gold,false,1700000000',
@@ -287,12 +295,43 @@ describe('userctl import --from auth0|firebase|cognito', function () {
     });
   });
 
+  it('maps a Clerk users CSV: login ids and their verification, the bcrypt digest, the TOTP secret; an unknown hasher stops the run', async () => {
+    const file = path.join(dir, 'clerk.csv');
+    writeFileSync(file, CLERK_CSV);
+    // Gus's digest is of a hasher the service does not verify: a credential that would be lost.
+    const refused = await userctl(['import', file, '--from', 'clerk'], env());
+    expect(refused.code, refused.stderr).to.equal(2);
+    expect(refused.stderr).to.include('import would lose password_digest (1 records)');
+    const run = await userctl(['import', file, '--from', 'clerk', '--allow-loss', 'password_digest'], env());
+    expect(run.code, run.stderr).to.equal(3);
+    const results = readResults(`${file}.results.ndjson`);
+    expect(results.map((r) => r.outcome)).to.deep.equal(['inserted', 'inserted', 'inserted']);
+    expect(results.map((r) => r.unmapped)).to.deep.equal([
+      ['id', 'verified_email_addresses'],
+      ['id'],
+      ['id', 'password_digest'],
+    ]);
+    const { rows } = await db().query(
+      `SELECT u.standard_attributes->>'given_name' AS given, u.standard_attributes->>'preferred_username' AS username,
+              EXISTS (SELECT 1 FROM verified_claims v WHERE v.user_id = u.id AND v.name = 'email') AS verified,
+              (SELECT count(*)::int FROM authenticators a WHERE a.user_id = u.id AND a.type = 'totp') AS totps
+         FROM users u WHERE u.standard_attributes->>'email' IN ('eve@clerk.test', 'finn@clerk.test')
+        ORDER BY 1`,
+    );
+    expect(rows).to.deep.equal([
+      { given: 'Eve', username: 'evek', verified: true, totps: 1 },
+      { given: 'Finn', username: null, verified: false, totps: 0 },
+    ]);
+    expect(await verifyPassword(await passwordOf('eve@clerk.test'), 'U*U')).to.equal(true);
+    expect(await passwordOf('gus@clerk.test')).to.equal('');
+  });
+
   it('refuses a system it does not know and hash flags without --from firebase', async () => {
     const file = path.join(dir, 'x.ndjson');
     writeFileSync(file, '{}');
     const unknown = await userctl(['import', file, '--from', 'okta'], env());
     expect(unknown.code).to.equal(2);
-    expect(unknown.stderr).to.include('--from must be one of auth0, firebase, cognito');
+    expect(unknown.stderr).to.include('--from must be one of auth0, firebase, cognito, clerk');
     const stray = await userctl(['import', file, '--from', 'auth0', '--rounds', '8'], env());
     expect(stray.code).to.equal(2);
   });
