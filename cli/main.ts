@@ -18,7 +18,7 @@ const USAGE = `usage: userctl <command> [options]
 
   import FILE [--identifier email|phone_number|preferred_username] [--upsert] [--dry-run]
               [--format ndjson|json|csv] [--concurrency N] [--results FILE] [--state FILE]
-              [--from auth0|firebase|cognito|clerk]
+              [--from auth0|firebase|cognito|clerk|keycloak]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
               [--hashes FILE]  (auth0: the password hash file Auth0 support delivers)
               [--plan] [--allow-loss FIELD]...  (with --from: what is kept, what stops the run)

@@ -20,6 +20,7 @@ import { fromClerk } from './from/clerk.js';
 import { fromCognito } from './from/cognito.js';
 import { fromFirebase } from './from/firebase.js';
 import type { FirebaseHashFlags, ForeignRecord, ForeignSystem } from './from/foreign-record.js';
+import { fromKeycloak } from './from/keycloak.js';
 
 /**
  * Another system's user file (`--from`), Firebase's hash parameters when given as flags, and the
@@ -65,7 +66,8 @@ export async function openRecords(
 
 /**
  * Another system's users mapped to records: Auth0's ndjson export or bulk-import JSON array,
- * Firebase's `auth:export` JSON (its `users` array) and Cognito's user CSV.
+ * Firebase's `auth:export` JSON and Keycloak's realm or users files (their `users` arrays), and
+ * Cognito's and Clerk's user CSVs.
  */
 async function* readForeignRecords(
   input: ReadStream,
@@ -104,16 +106,20 @@ async function* readForeignRecords(
       readableObjectMode: true,
     }),
   );
+  // Firebase's auth:export and Keycloak's realm (or users) files both hold their users in `users`.
+  const map =
+    from.system === 'keycloak'
+      ? fromKeycloak
+      : (user: Readonly<Record<string, unknown>>) => fromFirebase(user, from.firebase);
   let position = 0;
   try {
     for await (const { value } of users) {
       const read = jsonFileRecord(position++, () => value);
-      yield 'record' in read
-        ? mapped(read.position, read.record, (user) => fromFirebase(user, from.firebase))
-        : read;
+      yield 'record' in read ? mapped(read.position, read.record, map) : read;
     }
   } catch (err) {
-    throw new CliError(`${file} is not a Firebase auth:export JSON file: ${(err as Error).message}`);
+    const kind = from.system === 'keycloak' ? 'Keycloak realm or users' : 'Firebase auth:export';
+    throw new CliError(`${file} is not a ${kind} JSON file: ${(err as Error).message}`);
   }
 }
 

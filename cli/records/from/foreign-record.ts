@@ -8,7 +8,7 @@ export interface ForeignRecord {
 }
 
 /** The systems whose user files `userctl import --from` reads. */
-export const FOREIGN_SYSTEMS = ['auth0', 'firebase', 'cognito', 'clerk'] as const;
+export const FOREIGN_SYSTEMS = ['auth0', 'firebase', 'cognito', 'clerk', 'keycloak'] as const;
 export type ForeignSystem = (typeof FOREIGN_SYSTEMS)[number];
 
 /** Firebase's project hash parameters, given as flags as `firebase auth:import` takes them. */

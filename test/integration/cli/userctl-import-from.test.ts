@@ -1,6 +1,8 @@
+import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { hash as argon2Hash } from '@node-rs/argon2';
 import { expect } from 'chai';
 import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { useApiProcess } from '../../support/api-process.js';
@@ -326,12 +328,126 @@ describe('userctl import --from auth0|firebase|cognito', function () {
     expect(await passwordOf('gus@clerk.test')).to.equal('');
   });
 
+  it('maps a Keycloak users file: pbkdf2-sha256/sha512 and argon2 passwords, OTP secrets, Google logins; roles and groups stop the run', async () => {
+    // Credentials as Keycloak stores them: secretData and credentialData are JSON text.
+    const pbkdf2 = (password: string, digest: 'sha256' | 'sha512', iterations: number) => {
+      const salt = randomBytes(16);
+      return {
+        type: 'password',
+        secretData: JSON.stringify({
+          value: pbkdf2Sync(password, salt, iterations, 64, digest).toString('base64'),
+          salt: salt.toString('base64'),
+          additionalParameters: {},
+        }),
+        credentialData: JSON.stringify({
+          hashIterations: iterations,
+          algorithm: `pbkdf2-${digest}`,
+          additionalParameters: {},
+        }),
+      };
+    };
+    const phc = await argon2Hash('argon-pass', {
+      memoryCost: 7168,
+      timeCost: 2,
+      parallelism: 1,
+      algorithm: 2,
+    });
+    const [, , , , phcSalt = '', phcHash = ''] = phc.split('$');
+    const fromPhc = (b64: string) => Buffer.from(b64, 'base64').toString('base64');
+    const users = [
+      {
+        id: 'kc-1',
+        username: 'ines',
+        email: 'ines@keycloak.test',
+        emailVerified: true,
+        firstName: 'Ines',
+        enabled: true,
+        createdTimestamp: 1700000000000,
+        credentials: [
+          pbkdf2('s256-pass', 'sha256', 27500),
+          {
+            type: 'otp',
+            secretData: '{"value":"12345678901234567890"}',
+            credentialData: '{"subType":"totp","digits":6,"period":30,"algorithm":"HmacSHA1"}',
+          },
+        ],
+        federatedIdentities: [{ identityProvider: 'google', userId: '4242', userName: 'ines@gmail.com' }],
+        realmRoles: ['default-roles-acme'],
+        attributes: { tier: ['gold'] },
+      },
+      {
+        id: 'kc-2',
+        username: 'jon',
+        email: 'jon@keycloak.test',
+        enabled: false,
+        credentials: [pbkdf2('s512-pass', 'sha512', 210000)],
+        realmRoles: ['default-roles-acme', 'auditor'],
+        groups: ['/staff'],
+      },
+      {
+        id: 'kc-3',
+        username: 'kai',
+        email: 'kai@keycloak.test',
+        credentials: [
+          {
+            type: 'password',
+            secretData: JSON.stringify({ value: fromPhc(phcHash), salt: fromPhc(phcSalt) }),
+            credentialData: JSON.stringify({
+              hashIterations: 2,
+              algorithm: 'argon2',
+              additionalParameters: {
+                type: ['id'],
+                version: ['1.3'],
+                memory: ['7168'],
+                iterations: ['2'],
+                parallelism: ['1'],
+                hashLength: ['32'],
+              },
+            }),
+          },
+        ],
+      },
+    ];
+    const file = path.join(dir, 'acme-users-0.json');
+    writeFileSync(file, JSON.stringify({ realm: 'acme', users }));
+    const refused = await userctl(['import', file, '--from', 'keycloak'], env());
+    expect(refused.code, refused.stderr).to.equal(2);
+    expect(refused.stderr).to.include('groups (1 records), realmRoles (1 records)');
+    const run = await userctl(
+      ['import', file, '--from', 'keycloak', '--allow-loss', 'realmRoles', '--allow-loss', 'groups'],
+      env(),
+    );
+    expect(run.code, run.stderr).to.equal(3);
+    const results = readResults(`${file}.results.ndjson`);
+    expect(results.map((r) => r.outcome)).to.deep.equal(['inserted', 'inserted', 'inserted']);
+    expect(results.map((r) => r.unmapped)).to.deep.equal([
+      ['id', 'createdTimestamp'],
+      ['id', 'realmRoles', 'groups'],
+      ['id'],
+    ]);
+    expect(await verifyPassword(await passwordOf('ines@keycloak.test'), 's256-pass')).to.equal(true);
+    expect(await verifyPassword(await passwordOf('jon@keycloak.test'), 's512-pass')).to.equal(true);
+    expect(await verifyPassword(await passwordOf('kai@keycloak.test'), 'argon-pass')).to.equal(true);
+    expect(await verifyPassword(await passwordOf('kai@keycloak.test'), 'argon-pass!')).to.equal(false);
+    const { rows } = await db().query(
+      `SELECT u.is_disabled,
+              (SELECT a.totp_secret FROM authenticators a WHERE a.user_id = u.id AND a.type = 'totp') AS totp,
+              (SELECT i.provider_subject_id FROM identities i WHERE i.user_id = u.id AND i.type = 'oauth' AND i.provider_alias = 'google') AS google
+         FROM users u WHERE u.standard_attributes->>'email' IN ('ines@keycloak.test', 'jon@keycloak.test') ORDER BY u.standard_attributes->>'email'`,
+    );
+    // RFC 6238's test secret "12345678901234567890" in base32, as authenticator apps read it.
+    expect(rows).to.deep.equal([
+      { is_disabled: false, totp: 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ', google: '4242' },
+      { is_disabled: true, totp: null, google: null },
+    ]);
+  });
+
   it('refuses a system it does not know and hash flags without --from firebase', async () => {
     const file = path.join(dir, 'x.ndjson');
     writeFileSync(file, '{}');
     const unknown = await userctl(['import', file, '--from', 'okta'], env());
     expect(unknown.code).to.equal(2);
-    expect(unknown.stderr).to.include('--from must be one of auth0, firebase, cognito, clerk');
+    expect(unknown.stderr).to.include('--from must be one of auth0, firebase, cognito, clerk, keycloak');
     const stray = await userctl(['import', file, '--from', 'auth0', '--rounds', '8'], env());
     expect(stray.code).to.equal(2);
   });
