@@ -81,6 +81,30 @@ export interface GraphQLResponse {
     | undefined;
 }
 
+/** The facade's Koa app of `config` on `db`, as main.ts builds it, with the test's keys and secrets. */
+export function testApp(
+  config: ServiceConfig,
+  db: Pool,
+  keys: TestKeys,
+  options: {
+    taskCreated?: () => void;
+    blobs?: BlobStorage | undefined;
+    search?: UserSearchIndex | undefined;
+    log?: Logger;
+  } = {},
+): ReturnType<typeof createApp> {
+  return createApp({
+    config,
+    db,
+    secrets: TEST_SECRETS,
+    taskCreated: options.taskCreated ?? (() => {}),
+    blobs: options.blobs,
+    adminJwks: { keys: [keys.publicJwk] },
+    log: options.log ?? createLogger('silent'),
+    search: options.search,
+  });
+}
+
 /**
  * The facade of `config` on `db`. `taskCreated` is told of each task recorded (a test's upkeep
  * relays its message then); without it, messages wait in the outbox.
@@ -96,16 +120,7 @@ export function adminClient(
 ): AdminClient {
   let callback: ReturnType<ReturnType<typeof createApp>['callback']> | undefined;
   const handler = () => {
-    callback ??= createApp({
-      config,
-      db: db(),
-      secrets: TEST_SECRETS,
-      taskCreated,
-      blobs: blobs?.(),
-      adminJwks: { keys: [keys.publicJwk] },
-      log,
-      search,
-    }).callback();
+    callback ??= testApp(config, db(), keys, { taskCreated, blobs: blobs?.(), search, log }).callback();
     return callback;
   };
   const client: AdminClient = {

@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { CliError } from '../../cli-error.js';
+import { jsonObject } from './foreign-record.js';
 
 /** How many ids a report lists before it only counts. */
 const LISTED = 20;
@@ -32,7 +33,7 @@ export class Auth0Hashes {
     for await (const text of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
       line++;
       if (text.trim() === '') continue;
-      const entry = parsedLine(text);
+      const entry = jsonObject(text);
       const id = entry && userIdOf(entry);
       if (!entry || !id || typeof entry.passwordHash !== 'string')
         throw new CliError(`${file} line ${line} is not an Auth0 password hash (_id.$oid and passwordHash)`);
@@ -67,17 +68,6 @@ export class Auth0Hashes {
 function listed(ids: readonly string[]): string {
   const more = ids.length - LISTED;
   return `${ids.slice(0, LISTED).join(', ')}${more > 0 ? `, and ${more} more` : ''}`;
-}
-
-function parsedLine(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** `auth0|<alt_id>` when the line has one, else `auth0|<_id.$oid>`: the id the user export names. */

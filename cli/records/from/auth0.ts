@@ -1,5 +1,5 @@
 import type { Auth0Hashes } from './auth0-hashes.js';
-import { type ForeignRecord, mapMembers, oauthIdentity } from './foreign-record.js';
+import { type ForeignRecord, isObject, mapMembers, oauthIdentity } from './foreign-record.js';
 
 const MEMBERS: Record<string, string> = {
   email: 'email',
@@ -136,8 +136,4 @@ function customPasswordHash(custom: unknown): Record<string, unknown> | undefine
     salt_encoding: saltEncoding,
     salt_position: custom.salt.position === 'suffix' ? 'suffix' : 'prefix',
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

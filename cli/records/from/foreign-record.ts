@@ -14,6 +14,22 @@ export type ForeignSystem = (typeof FOREIGN_SYSTEMS)[number];
 /** Firebase's project hash parameters, given as flags as `firebase auth:import` takes them. */
 export type FirebaseHashFlags = FirebaseScryptParams;
 
+/** Whether a value of a source file is a JSON object (not an array, not null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON object written as text (a Keycloak credential's data, a line of a file); undefined otherwise. */
+export function jsonObject(text: unknown): Record<string, unknown> | undefined {
+  if (typeof text !== 'string') return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A social login of another system as an OAuth connection of the record, under one of the
  * project's provider aliases (its `oauth_providers`, whose defaults are google, facebook, github and

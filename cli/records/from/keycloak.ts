@@ -1,5 +1,5 @@
 import { serialize } from '@phc/format';
-import { type ForeignRecord, mapMembers, oauthIdentity } from './foreign-record.js';
+import { type ForeignRecord, isObject, jsonObject, mapMembers, oauthIdentity } from './foreign-record.js';
 
 // A user of a Keycloak realm export (`kc.sh export`, the admin console's partial export): in the
 // realm file's `users`, or in the separate `<realm>-users-<n>.json` files (`{"realm", "users"}`),
@@ -46,8 +46,8 @@ export function fromKeycloak(user: Readonly<Record<string, unknown>>): ForeignRe
   if (Array.isArray(user.credentials)) {
     user.credentials.forEach((credential: unknown, i) => {
       const c = isObject(credential) ? credential : {};
-      const secret = parsedJson(c.secretData);
-      const data = parsedJson(c.credentialData);
+      const secret = jsonObject(c.secretData);
+      const data = jsonObject(c.credentialData);
       if (c.type === 'password' && !record.password) {
         const password = passwordOf(secret, data);
         if (password) record.password = password;
@@ -129,18 +129,4 @@ function base32(text: string): string {
   }
   if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
   return out;
-}
-
-function parsedJson(text: unknown): Record<string, unknown> | undefined {
-  if (typeof text !== 'string') return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,8 +1,7 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createApp } from '../../../api/app.js';
 import { createLogger } from '../../../pipeline/log.js';
-import { makeTestKeys, TEST_SECRETS, testConfig } from '../../support/admin-api.js';
+import { makeTestKeys, testApp, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 
 describe('api/app: an error after the response began reaches the log', () => {
@@ -17,15 +16,7 @@ describe('api/app: an error after the response began reaches the log', () => {
         done();
       },
     });
-    const app = createApp({
-      config: testConfig(keys),
-      db: db(),
-      blobs: undefined,
-      secrets: TEST_SECRETS,
-      taskCreated: () => {},
-      adminJwks: { keys: [keys.publicJwk] },
-      log: createLogger('info', sink),
-    });
+    const app = testApp(testConfig(keys), db(), keys, { log: createLogger('info', sink) });
     expect(app.listenerCount('error')).to.equal(1);
     app.emit('error', new Error('the results stream broke'), { path: '/_api/admin/users/import/x/results' });
     const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);

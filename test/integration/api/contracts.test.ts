@@ -2,18 +2,10 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery, printSchema } from 'graphql';
-import { createApp } from '../../../api/app.js';
-import { createLogger } from '../../../pipeline/log.js';
 import { errorCatalogueMarkdown } from '../../../schemas/error-catalogue-doc.js';
 import { ERROR_REASONS } from '../../../schemas/error-reasons.js';
 import { openApiDocument } from '../../../schemas/openapi.js';
-import {
-  adminClient,
-  makeTestKeys,
-  TEST_SECRETS,
-  type TestKeys,
-  testConfig,
-} from '../../support/admin-api.js';
+import { adminClient, makeTestKeys, type TestKeys, testApp, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 
 /** Koa's middleware made by @koa/router carries its router. */
@@ -55,15 +47,7 @@ describe('contracts: the OpenAPI document and the GraphQL SDL, checked in and se
   });
 
   it('holds every route the service serves, with its methods', () => {
-    const app = createApp({
-      config: testConfig(keys),
-      db: db(),
-      blobs: undefined,
-      secrets: TEST_SECRETS,
-      taskCreated: () => {},
-      adminJwks: { keys: [keys.publicJwk] },
-      log: createLogger('silent'),
-    });
+    const app = testApp(testConfig(keys), db(), keys);
     const routes = (app.middleware as RouterMiddleware[]).flatMap((m) => m.router?.stack ?? []);
     const served = new Set<string>();
     for (const route of routes) {
