@@ -7,11 +7,13 @@ import { exportUsers } from './commands/export.js';
 import { replay } from './commands/replay.js';
 import { printStatus } from './commands/status.js';
 import { listTasks } from './commands/tasks.js';
+import { createRoles } from './import/create-roles.js';
+import { foreignFile } from './import/foreign-options.js';
 import { importFile } from './import/import-file.js';
-import { lossesThatStop, planImport, planText } from './import/import-plan.js';
+import { type ImportPlan, lossesThatStop, planImport, planText } from './import/import-plan.js';
 import { formatOf, type RecordFormat } from './records/file-records.js';
-import { FOREIGN_SYSTEMS } from './records/from/foreign-record.js';
-import { type ForeignFile, openRecords } from './records/read-records.js';
+import { COGNITO_NOTICE } from './records/from/cognito.js';
+import { openRecords } from './records/read-records.js';
 import { connect, type ServiceSettings } from './service-client.js';
 
 const USAGE = `usage: userctl <command> [options]
@@ -22,6 +24,8 @@ const USAGE = `usage: userctl <command> [options]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
               [--hashes FILE]  (auth0: the password hash file Auth0 support delivers)
               [--plan] [--allow-loss FIELD]...  (with --from: what is kept, what stops the run)
+              [--provider NAME=ALIAS]... [--roles-from PATH] [--groups-from PATH]
+              [--attribute PATH=NAME]... [--create-roles]  (with --from: the tenant's own places)
   export --format csv|ndjson [--field POINTER[:NAME]]... [--escape-formulas] [--include-password-hashes] -o FILE
   status ID
   tasks [--kind import|export] [--status pending|completed|failed] [--limit N] [--all] [--json]
@@ -65,6 +69,12 @@ const IMPORT_OPTIONS = {
   // import --from: print what would be kept and left out, send nothing; accept a loss by name.
   plan: { type: 'boolean', default: false },
   'allow-loss': { type: 'string', multiple: true },
+  // import --from: where this tenant keeps what its system has no field for.
+  provider: { type: 'string', multiple: true },
+  'roles-from': { type: 'string' },
+  'groups-from': { type: 'string' },
+  attribute: { type: 'string', multiple: true },
+  'create-roles': { type: 'boolean', default: false },
 } as const;
 
 const EXPORT_OPTIONS = {
@@ -185,10 +195,12 @@ async function main(argv: string[]): Promise<number> {
       const base = path.resolve(file);
       if (!from && (values.plan || values['allow-loss']))
         throw new CliError('--plan and --allow-loss go with --from');
+      let plan: ImportPlan | undefined;
       if (from) {
         // Read once before anything is sent: what the file holds that the service cannot keep.
+        if (from.system === 'cognito') process.stderr.write(`userctl: ${COGNITO_NOTICE}\n`);
         const allowed = new Set(values['allow-loss'] ?? []);
-        const plan = await planImport((await openRecords(base, format as RecordFormat, from)).records);
+        plan = await planImport((await openRecords(base, format as RecordFormat, from)).records);
         if (values.plan) {
           process.stdout.write(`plan of ${file} (--from ${from.system}): ${planText(plan, allowed)}\n`);
           return EXIT.ok;
@@ -200,8 +212,12 @@ async function main(argv: string[]): Promise<number> {
               '--plan shows every member; --allow-loss FIELD accepts the loss of one',
           );
       }
-      return withClient(settings, (client) =>
-        importFile(client, {
+      return withClient(settings, async (client) => {
+        if (plan && values['create-roles'] && !values['dry-run']) {
+          const made = await createRoles(client, plan);
+          process.stderr.write(`userctl: ${made} roles and groups made that the project lacked\n`);
+        }
+        return importFile(client, {
           file: base,
           format: format as RecordFormat,
           identifier: values.identifier,
@@ -212,8 +228,8 @@ async function main(argv: string[]): Promise<number> {
           resultsFile: values.results ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.results.ndjson`,
           stateFile: values.state ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.userctl-state`,
           ...(from ? { from } : {}),
-        }),
-      );
+        });
+      });
     }
     case 'export': {
       const { values, positionals } = parseCommand(argv, 'export', EXPORT_OPTIONS);
@@ -265,48 +281,6 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay)`);
   }
-}
-
-/** `--from` and, for Firebase, its hash parameters (all four flags, or none). */
-function foreignFile(values: {
-  from?: string | undefined;
-  'hash-key'?: string | undefined;
-  'salt-separator'?: string | undefined;
-  rounds?: string | undefined;
-  'mem-cost'?: string | undefined;
-  hashes?: string | undefined;
-}): ForeignFile | undefined {
-  if (values.from === undefined) {
-    if (values.hashes !== undefined) throw new CliError('--hashes goes with --from auth0');
-    return undefined;
-  }
-  const system = FOREIGN_SYSTEMS.find((s) => s === values.from);
-  if (!system) throw new CliError(`--from must be one of ${FOREIGN_SYSTEMS.join(', ')}`);
-  if (values.hashes !== undefined) {
-    if (system !== 'auth0') throw new CliError('--hashes goes with --from auth0');
-    return { system, auth0Hashes: path.resolve(values.hashes) };
-  }
-  const flags = [values['hash-key'], values['salt-separator'], values.rounds, values['mem-cost']];
-  if (flags.every((f) => f === undefined)) return { system };
-  if (system !== 'firebase' || flags.some((f) => f === undefined)) {
-    throw new CliError(
-      '--hash-key, --salt-separator, --rounds and --mem-cost go together, with --from firebase',
-    );
-  }
-  const rounds = Number(values.rounds);
-  const memCost = Number(values['mem-cost']);
-  if (![rounds, memCost].every((n) => Number.isInteger(n) && n >= 1 && n <= 64)) {
-    throw new CliError('--rounds and --mem-cost must be whole numbers');
-  }
-  return {
-    system,
-    firebase: {
-      signerKey: values['hash-key'] ?? '',
-      saltSeparator: values['salt-separator'] ?? '',
-      rounds,
-      memCost,
-    },
-  };
 }
 
 async function withClient(

@@ -52,6 +52,8 @@ interface ResultLine {
   errors?: unknown[];
   /** The source members a `--from` reader found no place for. */
   unmapped?: readonly string[];
+  /** The position of the user of the file this one was merged into, instead of being sent. */
+  merged_into?: number;
 }
 
 const ROUTE = '/_api/admin/users/import';
@@ -177,7 +179,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
     inFlight.delete(chunk.index);
     figures.applied += chunk.positions.length;
     figures.bytesDone = Math.max(figures.bytesDone, bytesEnd);
-    finished.set(chunk.index, resultLines(chunk, status));
+    finished.set(chunk.index, resultLines(chunk, status, options.dryRun === true));
     flush();
     show();
   }
@@ -274,7 +276,7 @@ async function readResultsFile(taskId: string, url: string): Promise<NonNullable
 }
 
 /** The results lines of a request, its local failures among them, in input order. */
-function resultLines(chunk: RequestChunk, status: ImportStatus): ResultLine[] {
+function resultLines(chunk: RequestChunk, status: ImportStatus, dryRun: boolean): ResultLine[] {
   const byIndex = new Map((status.details ?? []).map((d) => [d.index, d]));
   const lines: ResultLine[] = chunk.positions.map((position, i) => {
     const detail = byIndex.get(i);
@@ -297,6 +299,10 @@ function resultLines(chunk: RequestChunk, status: ImportStatus): ResultLine[] {
   for (const line of lines) {
     const unmapped = chunk.unmapped.get(line.position);
     if (unmapped) line.unmapped = unmapped;
+  }
+  for (const [position, into] of chunk.merged) {
+    // Its connection is sent with the user it is merged into (Cognito's social users).
+    lines.push({ position, outcome: dryRun ? 'would_skip' : 'skipped', merged_into: into });
   }
   for (const f of chunk.localFailures) {
     lines.push({

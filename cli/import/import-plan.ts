@@ -13,7 +13,12 @@ export interface ImportPlan {
   readonly records: number;
   /** Records that fail before being sent (not JSON, not an object). */
   readonly unreadable: number;
+  /** Users merged into another user of the file (Cognito's social users), not sent. */
+  readonly merged: number;
   readonly fields: readonly FieldPlan[];
+  /** The role and group keys the records give, each with how many records give it. */
+  readonly roles: ReadonlyMap<string, number>;
+  readonly groups: ReadonlyMap<string, number>;
 }
 
 /**
@@ -32,8 +37,11 @@ export async function planImport(records: AsyncIterable<FileRecord>): Promise<Im
   const carried = new Map<string, number>();
   const dropped = new Map<string, number>();
   const count = (map: Map<string, number>, field: string) => map.set(field, (map.get(field) ?? 0) + 1);
+  const roles = new Map<string, number>();
+  const groups = new Map<string, number>();
   let total = 0;
   let unreadable = 0;
+  let merged = 0;
   for await (const item of records) {
     total++;
     if ('problem' in item) {
@@ -41,6 +49,12 @@ export async function planImport(records: AsyncIterable<FileRecord>): Promise<Im
       continue;
     }
     for (const field of item.source ?? []) count(carried, field);
+    if ('mergedInto' in item) {
+      merged++;
+      continue;
+    }
+    for (const key of keysOf(item.record.roles)) count(roles, key);
+    for (const key of keysOf(item.record.groups)) count(groups, key);
     for (const field of new Set((item.unmapped ?? []).map(fieldOf))) {
       count(dropped, field);
       if (field.includes('/')) count(carried, field);
@@ -48,8 +62,18 @@ export async function planImport(records: AsyncIterable<FileRecord>): Promise<Im
   }
   const fields = [...carried].map(([field, n]) => ({ field, records: n, dropped: dropped.get(field) ?? 0 }));
   fields.sort((a, b) => a.field.localeCompare(b.field));
-  return { records: total, unreadable, fields };
+  return { records: total, unreadable, merged, fields, roles, groups };
 }
+
+const keysOf = (list: unknown): string[] =>
+  Array.isArray(list) ? list.filter((k): k is string => typeof k === 'string') : [];
+
+/** A tally of keys as text: `admin (12), editor (40)`. */
+const tally = (keys: ReadonlyMap<string, number>) =>
+  [...keys]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, n]) => `${key} (${n})`)
+    .join(', ');
 
 /** The plan as a table: each member, how many records carry it, and whether it is kept. */
 export function planText(plan: ImportPlan, allowed: ReadonlySet<string>): string {
@@ -61,10 +85,19 @@ export function planText(plan: ImportPlan, allowed: ReadonlySet<string>): string
         : `${f.dropped === f.records ? 'dropped' : `dropped in ${f.dropped}`}${stops(f, allowed) ? ' (stops the run: --allow-loss)' : ''}`;
     return `  ${f.field.padEnd(width)}  ${String(f.records).padStart(8)}  ${fate}`;
   });
+  const given = (kind: string, keys: ReadonlyMap<string, number>) =>
+    keys.size > 0
+      ? [
+          `${kind} the records give (each must exist in the project, or --create-roles makes it): ${tally(keys)}`,
+        ]
+      : [];
   return [
-    `${plan.records} records${plan.unreadable > 0 ? `, ${plan.unreadable} unreadable` : ''}`,
+    `${plan.records} records${plan.unreadable > 0 ? `, ${plan.unreadable} unreadable` : ''}` +
+      `${plan.merged > 0 ? `, ${plan.merged} social users merged into the user of their email` : ''}`,
     `  ${'field'.padEnd(width)}  ${'records'.padStart(8)}  fate`,
     ...rows,
+    ...given('roles', plan.roles),
+    ...given('groups', plan.groups),
   ].join('\n');
 }
 
@@ -73,6 +106,9 @@ export function lossesThatStop(plan: ImportPlan, allowed: ReadonlySet<string>): 
   return plan.fields.filter((f) => stops(f, allowed));
 }
 
+/** Whether a loss stops the run: `--allow-loss` names the member, or a member above it (`app_metadata`). */
 function stops(field: FieldPlan, allowed: ReadonlySet<string>): boolean {
-  return field.dropped > 0 && LOSS_THAT_STOPS.test(field.field) && !allowed.has(field.field);
+  const parts = field.field.split('/');
+  const named = parts.some((_, i) => allowed.has(parts.slice(0, i + 1).join('/')));
+  return field.dropped > 0 && LOSS_THAT_STOPS.test(field.field) && !named;
 }

@@ -26,6 +26,8 @@ export interface RequestChunk {
   readonly positions: readonly number[];
   /** Records before or among these that fail without being sent. */
   readonly localFailures: readonly LocalFailure[];
+  /** Records merged into another of the file (position -> that one's position), not sent. */
+  readonly merged: ReadonlyMap<number, number>;
   /** Position -> the source members a `--from` reader left out of its record. */
   readonly unmapped: ReadonlyMap<number, readonly string[]>;
   /** The users its records name, by identifier value (userKey): chunks that share one apply in order. */
@@ -64,6 +66,7 @@ export async function* requestChunks(
   let parts: string[] = [];
   let positions: number[] = [];
   let failures: LocalFailure[] = [];
+  let merged = new Map<number, number>();
   let unmapped = new Map<number, readonly string[]>();
   let users = new Set<string>();
   let bytes = frame;
@@ -72,6 +75,7 @@ export async function* requestChunks(
       index: index++,
       positions,
       localFailures: failures,
+      merged,
       unmapped,
       users,
       body: `${head}${parts.join(',')}${tail}`,
@@ -79,6 +83,7 @@ export async function* requestChunks(
     parts = [];
     positions = [];
     failures = [];
+    merged = new Map();
     unmapped = new Map();
     users = new Set();
     bytes = frame;
@@ -87,6 +92,10 @@ export async function* requestChunks(
   for await (const item of records) {
     if ('problem' in item) {
       failures.push({ position: item.position, problem: item.problem });
+      continue;
+    }
+    if ('mergedInto' in item) {
+      merged.set(item.position, item.mergedInto);
       continue;
     }
     if (item.unmapped) unmapped.set(item.position, item.unmapped);
@@ -114,5 +123,5 @@ export async function* requestChunks(
     positions.push(item.position);
     bytes += added;
   }
-  if (parts.length > 0 || failures.length > 0) yield cut();
+  if (parts.length > 0 || failures.length > 0 || merged.size > 0) yield cut();
 }

@@ -17,7 +17,13 @@ export type FileRecord =
       /** The members another system's user carried (`--from`), for the import's plan. */
       readonly source?: readonly string[];
     }
-  | { readonly position: number; readonly problem: string };
+  | { readonly position: number; readonly problem: string }
+  | {
+      readonly position: number;
+      /** Another user of the file this one is merged into (Cognito's social users), not sent. */
+      readonly mergedInto: number;
+      readonly source?: readonly string[];
+    };
 
 /** The format of a file by its name: `.csv`, `.json` (an array), anything else ndjson. */
 export function formatOf(file: string): RecordFormat {

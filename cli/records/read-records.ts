@@ -14,22 +14,26 @@ import {
   jsonFileRecord,
   type RecordFormat,
 } from './file-records.js';
-import { fromAuth0 } from './from/auth0.js';
+import { auth0CsvUser, fromAuth0 } from './from/auth0.js';
 import { Auth0Hashes } from './from/auth0-hashes.js';
 import { fromClerk } from './from/clerk.js';
-import { fromCognito } from './from/cognito.js';
-import { fromFirebase } from './from/firebase.js';
+import { cognitoRow, fromCognito } from './from/cognito.js';
+import { CognitoMerge } from './from/cognito-merge.js';
+import { FIREBASE_CSV_COLUMNS, firebaseCsvUser, fromFirebase } from './from/firebase.js';
 import type { FirebaseHashFlags, ForeignRecord, ForeignSystem } from './from/foreign-record.js';
 import { fromKeycloak } from './from/keycloak.js';
+import { applyMapping, providerAliases, type SourceMapping } from './from/source-mapping.js';
 
 /**
- * Another system's user file (`--from`), Firebase's hash parameters when given as flags, and the
- * password hash file Auth0 support delivers beside an Auth0 export (`--hashes`).
+ * Another system's user file (`--from`), Firebase's hash parameters when given as flags, the
+ * password hash file Auth0 support delivers beside an Auth0 export (`--hashes`), and the run's
+ * mapping of what each tenant keeps in its own place.
  */
 export interface ForeignFile {
   readonly system: ForeignSystem;
   readonly firebase?: FirebaseHashFlags;
   readonly auth0Hashes?: string;
+  readonly mapping?: SourceMapping;
 }
 
 /** A file being read: its records, how many of its bytes were read so far, and what to report at the end. */
@@ -50,13 +54,7 @@ export async function openRecords(
   format: RecordFormat,
   from?: ForeignFile,
 ): Promise<RecordFile> {
-  const input = createReadStream(file);
-  await new Promise<void>((resolve, reject) => {
-    input.once('open', () => resolve());
-    input.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new CliError(`cannot read ${file}: ${err.code}`)),
-    );
-  });
+  const input = await openFile(file);
   const hashes = from?.auth0Hashes ? await Auth0Hashes.read(from.auth0Hashes) : undefined;
   const records = from
     ? readForeignRecords(input, file, format, from, hashes)
@@ -64,10 +62,27 @@ export async function openRecords(
   return { records, bytesRead: () => input.bytesRead, report: () => hashes?.report() ?? [] };
 }
 
+async function openFile(file: string): Promise<ReadStream> {
+  const input = createReadStream(file);
+  await new Promise<void>((resolve, reject) => {
+    input.once('open', () => resolve());
+    input.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new CliError(`cannot read ${file}: ${err.code}`)),
+    );
+  });
+  return input;
+}
+
+/** A user of another system's file at its position, or why it cannot be read. */
+type SourceUser =
+  | { readonly position: number; readonly user: Record<string, unknown> }
+  | { readonly position: number; readonly problem: string };
+
 /**
- * Another system's users mapped to records: Auth0's ndjson export or bulk-import JSON array,
- * Firebase's `auth:export` JSON and Keycloak's realm or users files (their `users` arrays), and
- * Cognito's and Clerk's user CSVs.
+ * Another system's users mapped to records, with the run's mapping applied: Auth0's ndjson or CSV
+ * export or bulk-import JSON array, Firebase's `auth:export` JSON or CSV, Cognito's `list-users`
+ * JSON or user CSV (its social users merged into the user of their email, which takes a first
+ * reading of the file), Keycloak's realm or users files and Clerk's users CSV.
  */
 async function* readForeignRecords(
   input: ReadStream,
@@ -76,49 +91,108 @@ async function* readForeignRecords(
   from: ForeignFile,
   hashes: Auth0Hashes | undefined,
 ): AsyncGenerator<FileRecord> {
-  const mapped = <S extends Readonly<Record<string, unknown>>>(
-    position: number,
-    user: S,
-    map: (user: S) => ForeignRecord,
-  ): FileRecord => {
-    const { record, unmapped } = map(user);
+  const mapping = from.mapping ?? {};
+  const aliases = providerAliases(from.system, mapping);
+  const map: (user: Record<string, unknown>) => ForeignRecord = {
+    auth0: (user: Record<string, unknown>) => fromAuth0(user, aliases, hashes),
+    firebase: (user: Record<string, unknown>) => fromFirebase(user, aliases, from.firebase),
+    cognito: (user: Record<string, unknown>) => fromCognito(user, aliases),
+    keycloak: (user: Record<string, unknown>) => fromKeycloak(user, aliases),
+    clerk: (user: Record<string, unknown>) => fromClerk(user as Record<string, string>),
+  }[from.system];
+  let merge: CognitoMerge | undefined;
+  if (from.system === 'cognito') {
+    merge = new CognitoMerge(aliases);
+    for await (const item of sourceUsers(await openFile(file), file, format, from.system))
+      if ('user' in item) merge.add(item.position, item.user);
+  }
+  for await (const item of sourceUsers(input, file, format, from.system)) {
+    if ('problem' in item) {
+      yield item;
+      continue;
+    }
+    const { position, user } = item;
     const source = Object.keys(user).filter(
       (k) => user[k] !== undefined && user[k] !== null && user[k] !== '',
     );
-    return { position, record, source, ...(unmapped.length > 0 ? { unmapped } : {}) };
-  };
-  if (from.system === 'cognito' || from.system === 'clerk') {
-    const map = from.system === 'cognito' ? fromCognito : fromClerk;
-    let position = 0;
-    for await (const row of csvRows(input, file)) yield mapped(position++, row, map);
-    return;
-  }
-  if (from.system === 'auth0') {
-    for await (const item of readRecords(input, file, format)) {
-      yield 'record' in item ? mapped(item.position, item.record, (user) => fromAuth0(user, hashes)) : item;
+    const place = merge?.placeOf(position, user);
+    if (place && 'mergedInto' in place) {
+      yield { position, mergedInto: place.mergedInto, source };
+      continue;
     }
+    const { record, unmapped } = applyMapping(from.system, user, map(user), mapping);
+    if (place && place.identities.length > 0)
+      record.identities = withIdentities(record.identities, place.identities);
+    yield { position, record, source, ...(unmapped.length > 0 ? { unmapped } : {}) };
+  }
+}
+
+/** A record's identities with others added, each connection once. */
+function withIdentities(own: unknown, more: readonly Record<string, unknown>[]): unknown[] {
+  const all = [...(Array.isArray(own) ? own : []), ...more];
+  const seen = new Set<string>();
+  return all.filter((identity) => {
+    const key = JSON.stringify(identity);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** The users of another system's file as its own format holds them. */
+async function* sourceUsers(
+  input: ReadStream,
+  file: string,
+  format: RecordFormat,
+  system: ForeignSystem,
+): AsyncGenerator<SourceUser> {
+  let position = 0;
+  if (format === 'csv') {
+    const rows = system === 'firebase' ? csvRows(input, file, FIREBASE_CSV_COLUMNS) : csvRows(input, file);
+    const user = {
+      auth0: auth0CsvUser,
+      firebase: firebaseCsvUser,
+      cognito: cognitoRow,
+      clerk: (r: Record<string, string>) => r,
+      keycloak: (r: Record<string, string>) => r,
+    }[system];
+    for await (const row of rows) yield { position: position++, user: user(row) };
     return;
   }
+  if (system === 'auth0') {
+    for await (const item of readRecords(input, file, format))
+      yield 'record' in item ? { position: item.position, user: item.record } : (item as SourceUser);
+    return;
+  }
+  // Firebase's auth:export and Keycloak's realm (or users) files hold their users in `users`,
+  // Cognito's list-users output in `Users`.
   const users = parsed<{ value: unknown }>(
     input,
-    chain([parser({ streamValues: false }), pick({ filter: 'users' }), streamArray()], {
-      writableObjectMode: false,
-      readableObjectMode: true,
-    }),
+    chain(
+      [
+        parser({ streamValues: false }),
+        pick({ filter: system === 'cognito' ? 'Users' : 'users' }),
+        streamArray(),
+      ],
+      {
+        writableObjectMode: false,
+        readableObjectMode: true,
+      },
+    ),
   );
-  // Firebase's auth:export and Keycloak's realm (or users) files both hold their users in `users`.
-  const map =
-    from.system === 'keycloak'
-      ? fromKeycloak
-      : (user: Readonly<Record<string, unknown>>) => fromFirebase(user, from.firebase);
-  let position = 0;
   try {
     for await (const { value } of users) {
       const read = jsonFileRecord(position++, () => value);
-      yield 'record' in read ? mapped(read.position, read.record, map) : read;
+      if (!('record' in read)) yield read as SourceUser;
+      else
+        yield { position: read.position, user: system === 'cognito' ? cognitoRow(read.record) : read.record };
     }
   } catch (err) {
-    const kind = from.system === 'keycloak' ? 'Keycloak realm or users' : 'Firebase auth:export';
+    const kind = {
+      cognito: 'Cognito list-users',
+      keycloak: 'Keycloak realm or users',
+      firebase: 'Firebase auth:export',
+    }[system as 'cognito' | 'keycloak' | 'firebase'];
     throw new CliError(`${file} is not a ${kind} JSON file: ${(err as Error).message}`);
   }
 }
@@ -131,8 +205,14 @@ function parsed<T>(input: ReadStream, stage: Duplex): AsyncIterable<T> {
   return pipeline(input, stage, () => {});
 }
 
-async function* csvRows(input: ReadStream, file: string): AsyncGenerator<Record<string, string>> {
-  const rows = parsed<Record<string, string>>(input, parseCsv({ ...CSV_OPTIONS }));
+/** The rows of a CSV file under its header, or under the columns given (a file without a header). */
+async function* csvRows(
+  input: ReadStream,
+  file: string,
+  columns?: readonly string[],
+): AsyncGenerator<Record<string, string>> {
+  const options = columns ? { ...CSV_OPTIONS, columns: [...columns] } : { ...CSV_OPTIONS };
+  const rows = parsed<Record<string, string>>(input, parseCsv(options));
   try {
     for await (const row of rows) yield row;
   } catch (err) {

@@ -24,27 +24,20 @@ const HANDLED = new Set([
 ]);
 
 /**
- * Auth0's social connections (an identity's `provider`) as the service's OAuth provider aliases
- * (the project's `oauth_providers`, whose defaults these are). Auth0's own database (`auth0`) is
- * the user's login ids and password, not a connection; any other provider is left out and listed.
- */
-const PROVIDER_ALIASES: Readonly<Record<string, string>> = {
-  'google-oauth2': 'google',
-  facebook: 'facebook',
-  github: 'github',
-  apple: 'apple',
-};
-
-/**
  * A user of Auth0's user export (ndjson) or bulk-import JSON: profile members, `blocked`, social
- * `identities` as OAuth connections (google-oauth2, facebook, github, apple),
+ * `identities` as OAuth connections (under the run's provider aliases),
  * `password_hash` (bcrypt) and `custom_password_hash` (argon2, bcrypt, pbkdf2, salted SHA-256,
  * SHA-512 and MD5), `mfa_factors` (TOTP, phone, email) and `user_metadata` as custom attributes.
  * The bcrypt hash of a user of the export job comes from the hash file Auth0 support delivers
  * (`hashes`, joined by `user_id`), or from a line of that file read as a user (`passwordHash`).
- * Auth0's own ids, other connections, `app_metadata` and login statistics have no place here.
+ * Auth0's own ids, other connections, `app_metadata` and login statistics are listed, unless the
+ * run's mapping takes them (roles from `app_metadata`, the user id into a custom attribute).
  */
-export function fromAuth0(user: Readonly<Record<string, unknown>>, hashes?: Auth0Hashes): ForeignRecord {
+export function fromAuth0(
+  user: Readonly<Record<string, unknown>>,
+  aliases: Readonly<Record<string, string>>,
+  hashes?: Auth0Hashes,
+): ForeignRecord {
   const { record, unmapped } = mapMembers(user, MEMBERS, HANDLED);
   const bcrypt = [user.password_hash, user.passwordHash, hashes?.take(user.user_id)].find(
     (hash): hash is string => typeof hash === 'string',
@@ -57,7 +50,7 @@ export function fromAuth0(user: Readonly<Record<string, unknown>>, hashes?: Auth
   }
   if (Array.isArray(user.identities)) {
     const oauth = user.identities.flatMap((identity: unknown, i) => {
-      const connection = oauthConnection(identity);
+      const connection = oauthConnection(identity, aliases);
       if (connection === 'database') return [];
       if (connection === undefined) unmapped.push(`identities/${i}`);
       return connection === undefined ? [] : [connection];
@@ -86,10 +79,13 @@ export function fromAuth0(user: Readonly<Record<string, unknown>>, hashes?: Auth
 }
 
 /** An Auth0 identity as an OAuth connection of the record; `database` for Auth0's own; undefined: no place here. */
-function oauthConnection(identity: unknown): Record<string, unknown> | 'database' | undefined {
+function oauthConnection(
+  identity: unknown,
+  aliases: Readonly<Record<string, string>>,
+): Record<string, unknown> | 'database' | undefined {
   if (!isObject(identity) || typeof identity.provider !== 'string') return undefined;
   if (identity.provider === 'auth0') return 'database';
-  const alias = PROVIDER_ALIASES[identity.provider];
+  const alias = aliases[identity.provider];
   const subject = identity.user_id;
   if (!alias || (typeof subject !== 'string' && typeof subject !== 'number')) return undefined;
   return oauthIdentity(
@@ -136,4 +132,40 @@ function customPasswordHash(custom: unknown): Record<string, unknown> | undefine
     salt_encoding: saltEncoding,
     salt_position: custom.salt.position === 'suffix' ? 'suffix' : 'prefix',
   };
+}
+
+/** Members of Auth0's export that are booleans (its CSV writes them as text). */
+const AUTH0_BOOLEANS = new Set(['email_verified', 'phone_verified', 'blocked']);
+
+/**
+ * A row of the export job's CSV as the user its ndjson would give: the `'` Auth0 puts before a
+ * text value as a guard against spreadsheet formulas taken off, booleans read, lists and objects
+ * written as JSON read, and `user_metadata.<name>` columns (the CSV carries no whole metadata
+ * object) nested. Columns such as `identities[0].connection` stay as they are and are listed.
+ */
+export function auth0CsvUser(row: Readonly<Record<string, string>>): Record<string, unknown> {
+  const user: Record<string, unknown> = {};
+  for (const [column, raw] of Object.entries(row)) {
+    const cell = raw.startsWith("'") ? raw.slice(1) : raw;
+    if (cell === '') continue;
+    let value: unknown = cell;
+    if (AUTH0_BOOLEANS.has(column) && /^(true|false)$/i.test(cell)) value = cell.toLowerCase() === 'true';
+    else if (/^[[{]/.test(cell)) value = jsonValue(cell) ?? cell;
+    const dot = column.indexOf('.');
+    const [top, member] = dot > 0 ? [column.slice(0, dot), column.slice(dot + 1)] : [column, ''];
+    if (member && /^(user|app)_metadata$/.test(top)) {
+      const metadata = isObject(user[top]) ? user[top] : {};
+      metadata[member] = value;
+      user[top] = metadata;
+    } else user[column] = value;
+  }
+  return user;
+}
+
+function jsonValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -23,23 +23,19 @@ const HANDLED = new Set([
   'groups',
 ]);
 
-/** Keycloak's identity providers (their usual aliases) as the service's OAuth provider aliases. */
-const PROVIDER_ALIASES: Readonly<Record<string, string>> = {
-  google: 'google',
-  facebook: 'facebook',
-  github: 'github',
-  apple: 'apple',
-};
-
 /**
  * A Keycloak user as a record: profile members, `enabled: false` as disabled, the password
  * (pbkdf2-sha256 and pbkdf2-sha512 of any key length, argon2 with its parameters) as a PHC string
  * the service verifies, TOTP secrets (raw text unless `secretEncoding` says BASE32), Google,
- * Facebook, GitHub and Apple identities as OAuth connections, and single-valued `attributes` as
- * custom attributes. Realm roles and groups are listed (the service's roles are made by its own
- * API, not by an import), as are Keycloak's ids and times.
+ * federated identities of providers with an alias as OAuth connections, single-valued `attributes`
+ * as custom attributes, realm roles (but the realm's built-in `default-roles-<realm>`) as roles and
+ * group paths as groups. Client roles are listed, as are Keycloak's ids and times unless the run
+ * keeps them in custom attributes.
  */
-export function fromKeycloak(user: Readonly<Record<string, unknown>>): ForeignRecord {
+export function fromKeycloak(
+  user: Readonly<Record<string, unknown>>,
+  aliases: Readonly<Record<string, string>>,
+): ForeignRecord {
   const { record, unmapped } = mapMembers(user, MEMBERS, HANDLED);
   if (user.enabled === false) record.disabled = true;
   const totps: { secret: string }[] = [];
@@ -62,7 +58,7 @@ export function fromKeycloak(user: Readonly<Record<string, unknown>>): ForeignRe
     const oauth: Record<string, unknown>[] = [];
     user.federatedIdentities.forEach((identity: unknown, i) => {
       const f = isObject(identity) ? identity : {};
-      const alias = typeof f.identityProvider === 'string' ? PROVIDER_ALIASES[f.identityProvider] : undefined;
+      const alias = typeof f.identityProvider === 'string' ? aliases[f.identityProvider] : undefined;
       if (alias && typeof f.userId === 'string' && f.userId !== '')
         oauth.push(oauthIdentity(alias, f.userId));
       else unmapped.push(`federatedIdentities/${i}`);
@@ -78,11 +74,16 @@ export function fromKeycloak(user: Readonly<Record<string, unknown>>): ForeignRe
     if (Object.keys(custom).length > 0) record.custom_attributes = custom;
   }
   // The realm's built-in default role is no role of the user's own.
-  const roles = Array.isArray(user.realmRoles) ? user.realmRoles : [];
-  if (roles.some((role) => !String(role).startsWith('default-roles-'))) unmapped.push('realmRoles');
-  if (Array.isArray(user.groups) && user.groups.length > 0) unmapped.push('groups');
+  const roles = names(user.realmRoles).filter((role) => !role.startsWith('default-roles-'));
+  if (roles.length > 0) record.roles = roles;
+  const groups = names(user.groups);
+  if (groups.length > 0) record.groups = groups;
   return { record, unmapped };
 }
+
+/** The names of a list of the user's (its realm roles, its group paths). */
+const names = (list: unknown): string[] =>
+  Array.isArray(list) ? list.filter((n): n is string => typeof n === 'string' && n !== '') : [];
 
 /** A password credential as a record's password: PHC strings of pbkdf2 and argon2. */
 function passwordOf(

@@ -328,7 +328,7 @@ describe('userctl import --from auth0|firebase|cognito', function () {
     expect(await passwordOf('gus@clerk.test')).to.equal('');
   });
 
-  it('maps a Keycloak users file: pbkdf2-sha256/sha512 and argon2 passwords, OTP secrets, Google logins; roles and groups stop the run', async () => {
+  it('maps a Keycloak users file: pbkdf2-sha256/sha512 and argon2 passwords, OTP secrets, Google logins, realm roles and groups; client roles stop the run', async () => {
     // Credentials as Keycloak stores them: secretData and credentialData are JSON text.
     const pbkdf2 = (password: string, digest: 'sha256' | 'sha512', iterations: number) => {
       const salt = randomBytes(16);
@@ -382,6 +382,7 @@ describe('userctl import --from auth0|firebase|cognito', function () {
         enabled: false,
         credentials: [pbkdf2('s512-pass', 'sha512', 210000)],
         realmRoles: ['default-roles-acme', 'auditor'],
+        clientRoles: { account: ['manage-account'] },
         groups: ['/staff'],
       },
       {
@@ -412,33 +413,64 @@ describe('userctl import --from auth0|firebase|cognito', function () {
     writeFileSync(file, JSON.stringify({ realm: 'acme', users }));
     const refused = await userctl(['import', file, '--from', 'keycloak'], env());
     expect(refused.code, refused.stderr).to.equal(2);
-    expect(refused.stderr).to.include('groups (1 records), realmRoles (1 records)');
-    const run = await userctl(
-      ['import', file, '--from', 'keycloak', '--allow-loss', 'realmRoles', '--allow-loss', 'groups'],
-      env(),
-    );
-    expect(run.code, run.stderr).to.equal(3);
-    const results = readResults(`${file}.results.ndjson`);
-    expect(results.map((r) => r.outcome)).to.deep.equal(['inserted', 'inserted', 'inserted']);
+    expect(refused.stderr).to.include('clientRoles (1 records)');
+    expect(refused.stderr).not.to.include('realmRoles');
+    const run = await userctl(['import', file, '--from', 'keycloak', '--allow-loss', 'clientRoles'], env());
+    // The realm role and group are kept, and the project has neither: that record fails alone.
+    expect(run.code, run.stderr).to.equal(1);
+    const results = readResults(`${file}.results.ndjson`) as (ResultLine & {
+      errors?: { reason?: string }[];
+    })[];
+    expect(results.map((r) => r.outcome)).to.deep.equal(['inserted', 'failed', 'inserted']);
+    expect(results[1]?.errors?.map((e) => e.reason)).to.deep.equal(['RoleUnknownKeys']);
     expect(results.map((r) => r.unmapped)).to.deep.equal([
       ['id', 'createdTimestamp'],
-      ['id', 'realmRoles', 'groups'],
+      ['id', 'clientRoles'],
       ['id'],
     ]);
     expect(await verifyPassword(await passwordOf('ines@keycloak.test'), 's256-pass')).to.equal(true);
-    expect(await verifyPassword(await passwordOf('jon@keycloak.test'), 's512-pass')).to.equal(true);
     expect(await verifyPassword(await passwordOf('kai@keycloak.test'), 'argon-pass')).to.equal(true);
     expect(await verifyPassword(await passwordOf('kai@keycloak.test'), 'argon-pass!')).to.equal(false);
+    // With --create-roles the run makes the role and the group first, and the record goes in.
+    const again = await userctl(
+      [
+        'import',
+        file,
+        '--from',
+        'keycloak',
+        '--allow-loss',
+        'clientRoles',
+        '--create-roles',
+        '--upsert',
+        '--results',
+        `${file}.2.ndjson`,
+        '--state',
+        `${file}.2.state`,
+      ],
+      env(),
+    );
+    expect(again.code, again.stderr).to.equal(3);
+    expect(again.stderr).to.include('2 roles and groups made');
+    expect(await verifyPassword(await passwordOf('jon@keycloak.test'), 's512-pass')).to.equal(true);
     const { rows } = await db().query(
       `SELECT u.is_disabled,
               (SELECT a.totp_secret FROM authenticators a WHERE a.user_id = u.id AND a.type = 'totp') AS totp,
-              (SELECT i.provider_subject_id FROM identities i WHERE i.user_id = u.id AND i.type = 'oauth' AND i.provider_alias = 'google') AS google
+              (SELECT i.provider_subject_id FROM identities i WHERE i.user_id = u.id AND i.type = 'oauth' AND i.provider_alias = 'google') AS google,
+              (SELECT array_agg(r.key) FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id) AS roles,
+              (SELECT array_agg(g.key) FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id) AS groups
          FROM users u WHERE u.standard_attributes->>'email' IN ('ines@keycloak.test', 'jon@keycloak.test') ORDER BY u.standard_attributes->>'email'`,
     );
-    // RFC 6238's test secret "12345678901234567890" in base32, as authenticator apps read it.
+    // RFC 6238's test secret "12345678901234567890" in base32, as authenticator apps read it; the
+    // realm's default role is no role of the user's own.
     expect(rows).to.deep.equal([
-      { is_disabled: false, totp: 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ', google: '4242' },
-      { is_disabled: true, totp: null, google: null },
+      {
+        is_disabled: false,
+        totp: 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ',
+        google: '4242',
+        roles: null,
+        groups: null,
+      },
+      { is_disabled: true, totp: null, google: null, roles: ['auditor'], groups: ['staff'] },
     ]);
   });
 
