@@ -188,7 +188,8 @@ async function main(argv: string[]): Promise<number> {
         throw new CliError('--concurrency must be a whole number from 1 to 64');
       }
       const from = foreignFile(values);
-      const csvSource = from?.system === 'cognito' || from?.system === 'clerk';
+      // Clerk's users file is CSV whatever its name; Cognito's is list-users JSON or the CSV.
+      const csvSource = from?.system === 'clerk' || (from?.system === 'cognito' && formatOf(file) !== 'json');
       const format = values.format ?? (csvSource ? 'csv' : formatOf(file));
       if (!['ndjson', 'json', 'csv'].includes(format))
         throw new CliError('--format must be ndjson, json or csv');

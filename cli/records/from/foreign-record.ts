@@ -33,18 +33,20 @@ export function jsonObject(text: unknown): Record<string, unknown> | undefined {
 /**
  * A social login of another system as an OAuth connection of the record, under one of the
  * project's provider aliases (its `oauth_providers`, whose defaults are google, facebook, github and
- * apple), found again by `getUserByOAuth(alias, subject)`.
+ * apple, each of its own type), found again by `getUserByOAuth(alias, subject)`. A provider of
+ * another type is named `ALIAS:TYPE` (`company-sso:azureadv2`).
  */
 export function oauthIdentity(
-  alias: string,
+  provider: string,
   subject: string,
   profile?: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
+  const [alias = provider, type = alias] = provider.split(':');
   return {
     type: 'oauth',
     oauth: {
       provider_alias: alias,
-      provider_type: alias,
+      provider_type: type,
       provider_subject_id: subject,
       ...(profile ? { user_profile: { ...profile } } : {}),
     },
