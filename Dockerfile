@@ -10,8 +10,9 @@ COPY api ./api
 COPY pipeline ./pipeline
 COPY schemas ./schemas
 COPY sql ./sql
-# The web console's bundle reads userctl's record readers and is built by this script.
-COPY cli ./cli
+# The web console and the record conversions it bundles, built by this script.
+COPY records ./records
+COPY console ./console
 COPY scripts/build-console.ts ./scripts/
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 

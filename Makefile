@@ -89,7 +89,7 @@ services-stop:
 
 typecheck: install
 	npx tsc --noEmit -p .
-	npx tsc --noEmit -p api/console/app
+	npx tsc --noEmit -p console
 
 lint: install
 	npx biome check .

@@ -2,18 +2,18 @@
 
 import path from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { formatOf, type RecordFormat } from '../records/file-records.js';
+import { COGNITO_NOTICE } from '../records/from/cognito.js';
 import { CliError, EXIT } from './cli-error.js';
 import { exportUsers } from './commands/export.js';
 import { replay } from './commands/replay.js';
 import { printStatus } from './commands/status.js';
 import { listTasks } from './commands/tasks.js';
+import { openRecords } from './files/read-records.js';
 import { createRoles } from './import/create-roles.js';
 import { foreignFile } from './import/foreign-options.js';
 import { importFile } from './import/import-file.js';
 import { type ImportPlan, lossesThatStop, planImport, planText } from './import/import-plan.js';
-import { formatOf, type RecordFormat } from './records/file-records.js';
-import { COGNITO_NOTICE } from './records/from/cognito.js';
-import { openRecords } from './records/read-records.js';
 import { connect, type ServiceSettings } from './service-client.js';
 
 const USAGE = `usage: userctl <command> [options]

@@ -7,8 +7,8 @@ import {
   type ProjectConfigDocument,
   validateConfig,
 } from '../schemas/index.js';
+import type { FirebaseScryptParams } from '../schemas/password-formats.js';
 import { ConfigError } from './errors.js';
-import type { FirebaseScryptParams } from './passwords/password-formats.js';
 import { networkPolicy } from './webhooks/network-policy.js';
 
 export type LoginIdKey = 'email' | 'username' | 'phone';

@@ -1,4 +1,4 @@
-// Builds the web console (api/console/app) into dist/console: one bundle of its TypeScript, its
+// Builds the web console (console/) into dist/console: one bundle of its TypeScript, its
 // stylesheet and its page. `npm run build`, `make start` and `make test` run it.
 
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -35,7 +35,7 @@ function recordValidatorsCode(): string {
 }
 
 export async function buildConsole(out = path.join(root, 'dist', 'console')): Promise<string> {
-  const source = path.join(root, 'api', 'console', 'app');
+  const source = path.join(root, 'console');
   await mkdir(out, { recursive: true });
   const generated = await mkdtemp(path.join(tmpdir(), 'console-build-'));
   const validators = path.join(generated, 'record-validators.js');
@@ -54,6 +54,7 @@ export async function buildConsole(out = path.join(root, 'dist', 'console')): Pr
     ],
     nodePaths: [path.join(root, 'node_modules')],
     entryPoints: [path.join(source, 'main.ts')],
+    inject: [path.join(source, 'buffer-shim.ts')],
     outfile: path.join(out, 'console.js'),
     bundle: true,
     format: 'esm',

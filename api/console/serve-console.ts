@@ -33,7 +33,8 @@ const CONTENT_SECURITY_POLICY = [
 export function consoleDirectory(): string {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
   const compiled = path.join(root, 'console');
-  return existsSync(path.join(compiled, 'index.html')) ? compiled : path.join(root, 'dist', 'console');
+  // Run from source, `console/` is the page's source: its bundle is built into dist/console.
+  return existsSync(path.join(compiled, 'console.js')) ? compiled : path.join(root, 'dist', 'console');
 }
 
 /**

@@ -1,8 +1,8 @@
 import path from 'node:path';
+import { FOREIGN_SYSTEMS } from '../../records/from/foreign-record.js';
+import type { SourceMapping } from '../../records/from/source-mapping.js';
 import { CliError } from '../cli-error.js';
-import { FOREIGN_SYSTEMS } from '../records/from/foreign-record.js';
-import type { SourceMapping } from '../records/from/source-mapping.js';
-import type { ForeignFile } from '../records/read-records.js';
+import type { ForeignFile } from '../files/read-records.js';
 
 /** The options of `userctl import` that say how another system's file is read. */
 export interface ForeignOptions {

@@ -1,13 +1,13 @@
 import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { RecordFormat } from '../../records/file-records.js';
+import { type RequestChunk, requestChunks } from '../../records/request-chunks.js';
+import { resultsLines } from '../../records/results-lines.js';
 import { CliError, EXIT } from '../cli-error.js';
+import { type ForeignFile, openRecords } from '../files/read-records.js';
 import { count, progressOnStderr } from '../progress.js';
-import type { RecordFormat } from '../records/file-records.js';
-import { type ForeignFile, openRecords } from '../records/read-records.js';
 import { errorMessage, type ServiceClient } from '../service-client.js';
 import { ImportState, type RecordOutcome, type RunCounts } from './import-state.js';
-import { type RequestChunk, requestChunks } from './request-chunks.js';
-import { resultsLines } from './results-lines.js';
 
 /** What `userctl import FILE` was asked to do. */
 export interface ImportFileOptions {

@@ -1,4 +1,4 @@
-import type { FileRecord } from '../records/file-records.js';
+import type { FileRecord } from '../../records/file-records.js';
 
 /** One member of another system's users: how many carry it, and how many had it left out. */
 export interface FieldPlan {

@@ -1,8 +1,8 @@
 import { utcInstant } from '../../schemas/date-time.js';
 import type { ImportRecord, SchemaCause } from '../../schemas/index.js';
+import { type PasswordInput, storedPasswordHash } from '../../schemas/password-formats.js';
 import type { ProjectConfig } from '../config.js';
 import { normalizeEmail, normalizePhone } from '../identity/normalize.js';
-import { type PasswordInput, storedPasswordHash } from '../passwords/password-formats.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,6 +1,6 @@
 import type { ImportRecord } from '../../schemas/index.js';
+import { LEGACY_PASSWORD_TYPES } from '../../schemas/password-formats.js';
 import type { ProjectConfig } from '../config.js';
-import { LEGACY_PASSWORD_TYPES } from '../passwords/password-formats.js';
 
 /** A warning of an import detail: `{message}` with the exact texts of docs/decisions.md. */
 export interface ImportWarning {

@@ -8,7 +8,7 @@ import {
   type PasswordType,
   passwordCostProblem,
   passwordTypeOf,
-} from './password-formats.js';
+} from '../../schemas/password-formats.js';
 
 const scryptAsync = promisify(scrypt) as (
   password: string | Buffer,

@@ -1,4 +1,4 @@
-import type { FirebaseScryptParams, PasswordInput } from '../../pipeline/passwords/password-formats.js';
+import type { FirebaseScryptParams, PasswordInput } from '../../schemas/password-formats.js';
 
 /** Firebase's published example project parameters (github.com/firebase/scrypt, README). */
 export const FIREBASE_PARAMS: FirebaseScryptParams = {

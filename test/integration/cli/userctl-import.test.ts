@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { REQUEST_LIMIT } from '../../../cli/import/request-chunks.js';
+import { REQUEST_LIMIT } from '../../../records/request-chunks.js';
 import { useApiProcess } from '../../support/api-process.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';

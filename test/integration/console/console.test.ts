@@ -1,11 +1,13 @@
 /// <reference lib="dom" />
 // Functions passed to page.evaluate run in the browser, on its DOM.
+import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { ElementHandle, Page } from 'puppeteer-core';
 import { devAdminToken } from '../../../pipeline/development-keys.js';
+import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { useApiProcess } from '../../support/api-process.js';
 import { tabTo, textOnceIn, useBrowser } from '../../support/browser.js';
 import { useTestSchema } from '../../support/database.js';
@@ -236,6 +238,72 @@ describe('web console', function () {
     await page().type('#users-keyword', 'x'.repeat(300));
     await page().click('#users-search');
     await textOnceIn(page(), '#errors', /SearchKeywordTooLong/);
+  });
+
+  it("imports another system's file picked as its source: converted in the tab as userctl converts it", async () => {
+    // A Keycloak users file: its pbkdf2 credential becomes a PHC string, its OTP secret base32.
+    const salt = randomBytes(16);
+    const users = [
+      {
+        username: 'kim',
+        email: 'kim@console.test',
+        credentials: [
+          {
+            type: 'password',
+            secretData: JSON.stringify({
+              value: pbkdf2Sync('kim-pass', salt, 1000, 64, 'sha512').toString('base64'),
+              salt: salt.toString('base64'),
+            }),
+            credentialData: JSON.stringify({ hashIterations: 1000, algorithm: 'pbkdf2-sha512' }),
+          },
+          {
+            type: 'otp',
+            secretData: '{"value":"12345678901234567890"}',
+            credentialData: '{"subType":"totp"}',
+          },
+        ],
+        realmRoles: ['default-roles-acme', 'staff'],
+      },
+    ];
+    writeFileSync(path.join(files, 'acme-users-0.json'), JSON.stringify({ realm: 'acme', users }));
+    await open('#/import');
+    const input = (await page().waitForSelector('#import-file')) as ElementHandle<HTMLInputElement>;
+    await page().select('#import-source', 'keycloak');
+    await input.uploadFile(path.join(files, 'acme-users-0.json'));
+    const preview = await textOnceIn(page(), '#import-preview', /1 records in acme-users-0\.json/);
+    expect(preview).to.include('"type": "pbkdf2_sha512"');
+    expect(preview).to.include('"secret": "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"');
+    expect(preview).to.include('"staff"');
+    await page().click('#import-run');
+    await textOnceIn(page(), '#outcome-counts', /1\s*inserted/);
+    const { rows } = await db().query<{ password_hash: string }>(
+      `SELECT a.password_hash FROM authenticators a JOIN users u ON u.id = a.user_id
+        WHERE a.type = 'password' AND u.standard_attributes->>'email' = 'kim@console.test'`,
+    );
+    expect(await verifyPassword(rows[0]?.password_hash ?? '', 'kim-pass')).to.equal(true);
+
+    // Cognito's list-users output: the Google_ user is merged into the user of its email.
+    const attributes = (pairs: Record<string, string>) =>
+      Object.entries(pairs).map(([Name, Value]) => ({ Name, Value }));
+    const listUsers = {
+      Users: [
+        { Username: 'lou', Attributes: attributes({ email: 'lou@console.test' }), UserStatus: 'CONFIRMED' },
+        {
+          Username: 'Google_9',
+          Attributes: attributes({
+            email: 'lou@console.test',
+            identities: JSON.stringify([{ providerName: 'Google', userId: '9' }]),
+          }),
+          UserStatus: 'EXTERNAL_PROVIDER',
+        },
+      ],
+    };
+    writeFileSync(path.join(files, 'cognito-users.json'), JSON.stringify(listUsers));
+    await page().select('#import-source', 'cognito');
+    await input.uploadFile(path.join(files, 'cognito-users.json'));
+    const merged = await textOnceIn(page(), '#import-preview', /2 records in cognito-users\.json/);
+    expect(merged).to.include('1 merged into the user of their email');
+    expect(merged).to.include('"provider_subject_id": "9"');
   });
 });
 

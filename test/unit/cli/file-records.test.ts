@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
-import { CSV_OPTIONS, defaultMapping, textFileRecords } from '../../../cli/records/file-records.js';
+import { CSV_OPTIONS, defaultMapping, textFileRecords } from '../../../records/file-records.js';
 
 const csvRows = (text: string) => parse(text, { ...CSV_OPTIONS }) as Record<string, string>[];
 
-describe('cli/records/file-records: a file text as records (userctl and the console)', () => {
+describe('records/file-records: a file text as records (userctl and the console)', () => {
   it('reads CSV under a column mapping: a header renamed, a column left out, members nested', () => {
     const text = 'E-mail,Town,notes,roles\na@x.test,Paris,skip me,a;b\n';
     const records = textFileRecords(text, 'csv', csvRows, {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { type RequestChunk, requestChunks } from '../../../cli/import/request-chunks.js';
-import { csvRecord } from '../../../cli/records/csv-record.js';
-import type { FileRecord } from '../../../cli/records/file-records.js';
+import { csvRecord } from '../../../records/csv-record.js';
+import type { FileRecord } from '../../../records/file-records.js';
+import { type RequestChunk, requestChunks } from '../../../records/request-chunks.js';
 
 async function* fileRecords(items: FileRecord[]): AsyncGenerator<FileRecord> {
   yield* items;
@@ -14,7 +14,7 @@ async function chunksOf(items: FileRecord[], limit: number): Promise<RequestChun
   return chunks;
 }
 
-describe('cli/import/request-chunks', () => {
+describe('records/request-chunks', () => {
   const frame = Buffer.byteLength('{"identifier":"email","upsert":false,"records":[]}');
 
   it('packs records in order into bodies of at most the limit, exactly up to it', async () => {
@@ -52,7 +52,7 @@ describe('cli/import/request-chunks', () => {
   });
 });
 
-describe('cli/records/csv-record', () => {
+describe('records/csv-record', () => {
   it('nests dotted columns, splits roles, reads booleans, drops empty cells', () => {
     expect(
       csvRecord({

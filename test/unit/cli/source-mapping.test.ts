@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { auth0CsvUser, fromAuth0 } from '../../../cli/records/from/auth0.js';
-import { cognitoRow } from '../../../cli/records/from/cognito.js';
-import { CognitoMerge } from '../../../cli/records/from/cognito-merge.js';
-import { applyMapping, keyOf, providerAliases } from '../../../cli/records/from/source-mapping.js';
+import { auth0CsvUser, fromAuth0 } from '../../../records/from/auth0.js';
+import { cognitoRow } from '../../../records/from/cognito.js';
+import { CognitoMerge } from '../../../records/from/cognito-merge.js';
+import { applyMapping, keyOf, providerAliases } from '../../../records/from/source-mapping.js';
 
 describe("userctl import --from: each tenant's own places", () => {
   it("reads Auth0's export CSV: the formula guard taken off, booleans, metadata columns nested", () => {

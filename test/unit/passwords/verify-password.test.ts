@@ -1,13 +1,13 @@
 import { expect } from 'chai';
+import { isLegacyPassword, verifyPassword } from '../../../pipeline/passwords/verify-password.js';
+import { passwordTypes } from '../../../schemas/index.js';
 import {
   PASSWORD_COST_LIMITS,
   type PasswordInput,
   PHC_IDS,
   passwordTypeOf,
   storedPasswordHash,
-} from '../../../pipeline/passwords/password-formats.js';
-import { isLegacyPassword, verifyPassword } from '../../../pipeline/passwords/verify-password.js';
-import { passwordTypes } from '../../../schemas/index.js';
+} from '../../../schemas/password-formats.js';
 import { FIREBASE_PARAMS, MALFORMED_PASSWORDS, PASSWORD_VECTORS } from '../../support/password-vectors.js';
 
 describe('passwords/verify-password', () => {

@@ -1,5 +1,5 @@
-import type { RequestChunk } from '../../../cli/import/request-chunks.js';
-import { resultsLines } from '../../../cli/import/results-lines.js';
+import type { RequestChunk } from '../records/request-chunks.js';
+import { resultsLines } from '../records/results-lines.js';
 import { ApiProblem, call, type Detail, readText, type Task } from './admin-api.js';
 import { follow } from './follow-task.js';
 
@@ -17,8 +17,10 @@ export interface Outcome {
   readonly user_id?: string;
   readonly warnings?: { message: string }[];
   readonly errors?: { reason: string; message: string }[];
-  /** Why the record was not sent (it failed before the service saw it). */
+  /** Why the record was not sent (it failed before the service saw it, or was merged into another). */
   readonly problem?: string;
+  /** The record of the file this one was merged into (Cognito's social users). */
+  readonly merged_into?: number;
 }
 
 /** How far an import has come. */
@@ -40,6 +42,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function sendImport(
   chunks: readonly RequestChunk[],
+  dry: boolean,
   listen: { onTask: (id: string) => void; onProgress: (progress: ImportProgress) => void },
 ): Promise<Outcome[]> {
   const run = crypto.randomUUID();
@@ -70,6 +73,13 @@ export async function sendImport(
   const sendOne = async (chunk: RequestChunk) => {
     for (const failure of chunk.localFailures)
       outcomes.push({ position: failure.position, outcome: 'failed', problem: failure.problem });
+    for (const [position, into] of chunk.merged)
+      outcomes.push({
+        position,
+        outcome: dry ? 'would_skip' : 'skipped',
+        merged_into: into,
+        problem: `merged into record ${into + 1}`,
+      });
     if (chunk.positions.length === 0) return;
     let created: Task;
     try {

@@ -1,4 +1,4 @@
-import type { FirebaseScryptParams } from '../../../pipeline/passwords/password-formats.js';
+import type { FirebaseScryptParams } from '../../schemas/password-formats.js';
 
 /** An import record mapped from another system's user, and the members of it that have no place here. */
 export interface ForeignRecord {

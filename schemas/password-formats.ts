@@ -5,7 +5,7 @@
  * (https://github.com/P-H-C/phc-string-format) whose id names it.
  */
 import { deserialize, type PhcOutput, serialize } from '@phc/format';
-import type { PasswordType } from '../../schemas/index.js';
+import type { PasswordType } from './index.js';
 
 /** Formats kept only so that users can log in once and set a new password. */
 export const LEGACY_PASSWORD_TYPES: ReadonlySet<PasswordType> = new Set(['md5_salted']);

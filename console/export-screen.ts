@@ -1,4 +1,4 @@
-import { SPEC_POINTERS } from '../../../pipeline/export/pointers.js';
+import { SPEC_POINTERS } from '../pipeline/export/pointers.js';
 import { call, type Task } from './admin-api.js';
 import { count, h, labelled, show } from './dom.js';
 import { follow } from './follow-task.js';

@@ -1,4 +1,4 @@
-import { storedPasswordHash } from '../../../pipeline/passwords/password-formats.js';
+import { storedPasswordHash } from '../../schemas/password-formats.js';
 import type { FirebaseHashFlags, ForeignRecord } from './foreign-record.js';
 import { mapMembers, oauthIdentity } from './foreign-record.js';
 

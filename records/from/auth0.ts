@@ -1,5 +1,9 @@
-import type { Auth0Hashes } from './auth0-hashes.js';
 import { type ForeignRecord, isObject, mapMembers, oauthIdentity } from './foreign-record.js';
+
+/** The password hashes delivered beside an Auth0 export, taken by the user id they belong to. */
+export interface PasswordHashes {
+  take(userId: unknown): string | undefined;
+}
 
 const MEMBERS: Record<string, string> = {
   email: 'email',
@@ -36,7 +40,7 @@ const HANDLED = new Set([
 export function fromAuth0(
   user: Readonly<Record<string, unknown>>,
   aliases: Readonly<Record<string, string>>,
-  hashes?: Auth0Hashes,
+  hashes?: PasswordHashes,
 ): ForeignRecord {
   const { record, unmapped } = mapMembers(user, MEMBERS, HANDLED);
   const bcrypt = [user.password_hash, user.passwordHash, hashes?.take(user.user_id)].find(

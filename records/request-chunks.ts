@@ -1,4 +1,4 @@
-import type { FileRecord } from '../records/file-records.js';
+import type { FileRecord } from './file-records.js';
 
 /**
  * A text's length in UTF-8 bytes: Node's own count where there is one (userctl), the encoder's in

@@ -1,6 +1,5 @@
 import { parse } from 'csv-parse/browser/esm/sync';
 import { email, phone_number, preferred_username } from 'record-validators';
-import { type RequestChunk, requestChunks } from '../../../cli/import/request-chunks.js';
 import {
   type ColumnMapping,
   CSV_OPTIONS,
@@ -9,8 +8,11 @@ import {
   formatOf,
   type RecordFormat,
   textFileRecords,
-} from '../../../cli/records/file-records.js';
-import { importRecordSchema } from '../../../schemas/import-record.schema.js';
+} from '../records/file-records.js';
+import { foreignTextRecords } from '../records/from/convert-users.js';
+import { FOREIGN_SYSTEMS, type ForeignSystem } from '../records/from/foreign-record.js';
+import { type RequestChunk, requestChunks } from '../records/request-chunks.js';
+import { importRecordSchema } from '../schemas/import-record.schema.js';
 import { count, h, labelled, show, table } from './dom.js';
 import { outcomesView } from './import-outcomes.js';
 import { sendImport } from './send-import.js';
@@ -22,9 +24,19 @@ const MAX_FILE_BYTES = 100 * 1024 * 1024;
 const PREVIEW = 5;
 const PROBLEMS_SHOWN = 50;
 
-const csvRows = (text: string) => parse(text, { ...CSV_OPTIONS }) as Record<string, string>[];
+const csvRows = (text: string, columns?: readonly string[]) =>
+  parse(text, { ...CSV_OPTIONS, ...(columns ? { columns: [...columns] } : {}) }) as Record<string, string>[];
 const csvHeader = (text: string) =>
   ((parse(text, { bom: true, to_line: 1 }) as string[][])[0] ?? []).map(String);
+
+/** The systems whose own user files the console converts, as their users know them. */
+const SOURCE_NAMES: Readonly<Record<ForeignSystem, string>> = {
+  auth0: 'Auth0 (user export or bulk-import file)',
+  firebase: 'Firebase (auth:export)',
+  cognito: 'Cognito (list-users JSON or user CSV)',
+  keycloak: 'Keycloak (realm or users export)',
+  clerk: 'Clerk (users CSV)',
+};
 
 /** The record checks of each identifier, generated from the schema the workers check with. */
 const RECORD_VALIDATORS = { email, phone_number, preferred_username };
@@ -46,6 +58,12 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
 
   const file = h('input', { type: 'file', id: 'import-file', accept: '.ndjson,.jsonl,.json,.csv,.txt' });
   const drop = h('div', { class: 'drop', id: 'import-drop' }, 'Drop a file here, or pick one: ', file);
+  const source = h(
+    'select',
+    { id: 'import-source' },
+    h('option', { value: '' }, 'Records of this service'),
+    FOREIGN_SYSTEMS.map((system) => h('option', { value: system }, SOURCE_NAMES[system])),
+  );
   const format = h(
     'select',
     { id: 'import-format' },
@@ -74,10 +92,18 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
   const read = () => {
     try {
       const chosen = format.value as RecordFormat;
+      const system = source.value as ForeignSystem | '';
       records =
         text === ''
           ? []
-          : textFileRecords(text, chosen, csvRows, chosen === 'csv' ? (mapping as ColumnMapping) : undefined);
+          : system
+            ? foreignTextRecords(text, chosen, system, csvRows)
+            : textFileRecords(
+                text,
+                chosen,
+                csvRows,
+                chosen === 'csv' ? (mapping as ColumnMapping) : undefined,
+              );
     } catch (err) {
       records = [];
       show(
@@ -91,7 +117,8 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
   };
 
   const renderMapping = () => {
-    mappingBox.hidden = format.value !== 'csv' || text === '';
+    // Another system's columns are its own: the conversion maps them.
+    mappingBox.hidden = format.value !== 'csv' || text === '' || source.value !== '';
     if (mappingBox.hidden) return;
     const header = csvHeader(text);
     if (Object.keys(mapping).join('\n') !== header.join('\n')) mapping = { ...defaultMapping(header) };
@@ -122,8 +149,10 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
   const renderPreview = () => {
     const validate = RECORD_VALIDATORS[identifier.value as keyof typeof RECORD_VALIDATORS];
     const problems: { position: number; problem: string }[] = [];
+    let merged = 0;
     for (const item of records) {
       if ('problem' in item) problems.push(item);
+      else if ('mergedInto' in item) merged++;
       else if (!validate(item.record))
         problems.push({
           position: item.position,
@@ -135,12 +164,26 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
     const first = records
       .slice(0, PREVIEW)
       .map((r) =>
-        'record' in r ? JSON.stringify(r.record, null, 2) : `(record ${r.position + 1}: ${r.problem})`,
+        'record' in r
+          ? JSON.stringify(r.record, null, 2)
+          : 'problem' in r
+            ? `(record ${r.position + 1}: ${r.problem})`
+            : `(record ${r.position + 1}: merged into record ${r.mergedInto + 1})`,
       );
+    const dropped = records.filter((r) => 'unmapped' in r && r.unmapped).length;
     show(
       preview,
       h('h3', {}, 'Preview'),
-      h('p', {}, `${count(records.length)} records in ${fileName}; ${count(problems.length)} with problems.`),
+      h(
+        'p',
+        {},
+        `${count(records.length)} records in ${fileName}; ${count(problems.length)} with problems` +
+          (merged > 0 ? `; ${count(merged)} merged into the user of their email` : '') +
+          (dropped > 0
+            ? `; ${count(dropped)} with members of the source left out (userctl import --plan names them)`
+            : '') +
+          '.',
+      ),
       first.map((record) => h('pre', {}, record)),
       problems.length > 0 &&
         h(
@@ -193,6 +236,10 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
     renderMapping();
     read();
   });
+  source.addEventListener('change', () => {
+    renderMapping();
+    read();
+  });
   identifier.addEventListener('change', renderPreview);
 
   const send = async (dry: boolean) => {
@@ -216,7 +263,7 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
       chunks.push(chunk);
     const entry = startedImports.begin(fileName, dry);
     try {
-      const result = await sendImport(chunks, {
+      const result = await sendImport(chunks, dry, {
         onTask: (id) => startedImports.taskStarted(entry, id),
         onProgress: (p) => {
           bar.value = p.applied;
@@ -252,6 +299,7 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
       h(
         'div',
         { class: 'row' },
+        labelled('Source', source),
         labelled('Format', format),
         labelled('Identifier', identifier),
         h('label', { class: 'check' }, upsert, 'Update users that exist (upsert)'),

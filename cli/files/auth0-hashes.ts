@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { CliError } from '../../cli-error.js';
-import { jsonObject } from './foreign-record.js';
+import { jsonObject } from '../../records/from/foreign-record.js';
+import { CliError } from '../cli-error.js';
 
 /** How many ids a report lists before it only counts. */
 const LISTED = 20;
