@@ -112,6 +112,8 @@ export interface Task {
   readonly results_url?: string;
   readonly download_url?: string;
   readonly record_count?: number;
+  /** The Idempotency-Key the task was asked for with: names the run its request belongs to. */
+  readonly idempotency_key?: string;
 }
 
 /** An import record's outcome. */

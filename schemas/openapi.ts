@@ -86,6 +86,10 @@ export const openApiDocument = {
             properties: { processed: { type: 'integer' }, total: { type: 'integer' } },
           },
           replay_of: { type: 'string', description: 'The import task this one was replayed from' },
+          idempotency_key: {
+            type: 'string',
+            description: 'The Idempotency-Key the task was asked for with, when the request carried one',
+          },
           summary: {
             type: 'object',
             properties: Object.fromEntries(

@@ -2,7 +2,9 @@ import type { TaskRow } from '../../pipeline/services/task-requests.js';
 
 /**
  * The members every task status shows (decisions 2.1, 2.3 and docs/decisions.md): id, created_at, status;
- * `replay_of` for a replayed import; `progress` while pending; then `completed_at`, and `failed_at` with `error` when the task could
+ * `replay_of` for a replayed import; `idempotency_key` when the request carried one (a client's
+ * name for its request: userctl's and the console's name their run and the request's place in it);
+ * `progress` while pending; then `completed_at`, and `failed_at` with `error` when the task could
  * not finish. Absent values are omitted, never null. Each kind adds its own results.
  */
 export function taskStatus(task: TaskRow): Record<string, unknown> {
@@ -12,6 +14,7 @@ export function taskStatus(task: TaskRow): Record<string, unknown> {
     status: task.status,
   };
   if (task.replay_of) status.replay_of = task.replay_of;
+  if (task.idempotency_key) status.idempotency_key = task.idempotency_key;
   if (task.status === 'pending') {
     status.progress = { processed: task.progress_processed, total: task.progress_total };
     return status;

@@ -22,10 +22,12 @@ export interface TaskRow {
   readonly file_sha256: string | null;
   /** Import: the task whose logged message this one was replayed from. */
   readonly replay_of: string | null;
+  /** The Idempotency-Key the task was asked for with, if any. */
+  readonly idempotency_key: string | null;
 }
 
 export const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, error,
-  progress_processed, progress_total, summary, file_name, file_bytes, file_sha256, replay_of`;
+  progress_processed, progress_total, summary, file_name, file_bytes, file_sha256, replay_of, idempotency_key`;
 
 /**
  * The project's task of this kind, if it exists and is not past retention (even before the sweeper

@@ -6,11 +6,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { ElementHandle, Page } from 'puppeteer-core';
+import { connect } from '../../../cli/service-client.js';
 import { devAdminToken } from '../../../pipeline/development-keys.js';
 import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { useApiProcess } from '../../support/api-process.js';
 import { tabTo, textOnceIn, useBrowser } from '../../support/browser.js';
 import { useTestSchema } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
 import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 
 /**
@@ -141,11 +143,34 @@ describe('web console', function () {
     await textOnceIn(page(), '#import-started', /people\.csv\s+import\s+userimport_\w+\s+completed/);
   });
 
-  it('lists the tasks, newest first, with their state and outcome', async () => {
+  it('lists the tasks, newest first, with their state and outcome; the requests of one run as one row', async () => {
+    // Three requests of one run, named as userctl names them (<run>-<n>), each of one record.
+    const client = await connect({ dataDir: api().dataDir });
+    try {
+      for (const n of [0, 1, 2]) {
+        const body = JSON.stringify({ identifier: 'email', records: [{ email: `run${n}@console.test` }] });
+        const answer = await client.call('POST', '/_api/admin/users/import', body, {
+          'idempotency-key': `run-7f3a-${n}`,
+        });
+        expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+        const { id } = answer.body as { id: string };
+        await eventually(
+          () => client.call<{ status: string }>('GET', `/_api/admin/users/import/${id}`),
+          (read) => read.body.status === 'completed',
+        );
+      }
+    } finally {
+      await client.close();
+    }
     await open('#/tasks');
-    const list = await textOnceIn(page(), 'main table', /userimport_/);
-    expect(list).to.match(/completed/);
+    const list = await textOnceIn(page(), 'main table', /3 imports of one run\s+completed/);
+    expect(list).to.match(/total 3, failed 0, skipped 0, updated 0, inserted 3/);
     expect(list).to.match(/inserted 2/);
+    expect(await page().$$eval('main table tbody tr', (rows) => rows.length)).to.equal(3);
+    await page().click('details.run summary');
+    const parts = await page().$$eval('details.run li', (items) => items.map((i) => i.textContent ?? ''));
+    expect(parts).to.have.length(3);
+    expect(parts.every((p) => /^userimport_\w+ completed: total 1, .*inserted 1/.test(p))).to.equal(true);
     await shoot('tasks');
   });
 
@@ -174,7 +199,23 @@ describe('web console', function () {
         .slice(1)
         .map((l) => l.split(',').slice(1).join(','))
         .sort(),
-    ).to.deep.equal(['ada@console.test,Ada Lovelace', 'alan@console.test,Alan Turing']);
+    ).to.deep.equal([
+      'ada@console.test,Ada Lovelace',
+      'alan@console.test,Alan Turing',
+      'run0@console.test,',
+      'run1@console.test,',
+      'run2@console.test,',
+    ]);
+    // The task list shows imports and exports together unless one kind is chosen.
+    await open('#/tasks');
+    const both = await textOnceIn(page(), 'main table', /userexport_/);
+    expect(both)
+      .to.match(/export\s*userexport_/)
+      .and.to.match(/import\s*userimport_/);
+    await page().select('#tasks-kind', 'export');
+    await page().waitForFunction(
+      () => !document.querySelector('main table')?.textContent?.includes('userimport_'),
+    );
   });
 
   it('finds the imported user by a partial keyword and opens its page', async () => {
