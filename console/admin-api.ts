@@ -123,7 +123,7 @@ export interface Detail {
   readonly user_id?: string;
   readonly record: unknown;
   readonly warnings?: { message: string }[];
-  readonly errors?: { reason: string; message: string }[];
+  readonly errors?: { reason: string; message: string; info?: Record<string, unknown> }[];
 }
 
 /** A task's state in one word: pending, running, completed or failed. */

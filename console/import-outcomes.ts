@@ -1,5 +1,6 @@
 import { stringify } from 'csv-stringify/browser/esm/sync';
 import { count, h, labelled, saveText, show, table } from './dom.js';
+import { errorInWords } from './reason-words.js';
 import type { Outcome } from './send-import.js';
 
 /** Outcomes per page of the table. */
@@ -127,7 +128,7 @@ export function outcomesView(dry: boolean, result: Outcome[], fileName: string):
 
 /** What a record's outcome says in words: its errors' reasons, or its warnings. */
 function reasonOf(outcome: Outcome): string {
-  if (outcome.errors?.length) return outcome.errors.map((e) => `${e.reason}: ${e.message}`).join('; ');
+  if (outcome.errors?.length) return outcome.errors.map(errorInWords).join('; ');
   if (outcome.problem) return outcome.problem;
   return (outcome.warnings ?? []).map((w) => w.message).join('; ');
 }

@@ -15,6 +15,7 @@ import { type RequestChunk, requestChunks } from '../records/request-chunks.js';
 import { importRecordSchema } from '../schemas/import-record.schema.js';
 import { count, h, labelled, show, table } from './dom.js';
 import { outcomesView } from './import-outcomes.js';
+import { causeInWords } from './reason-words.js';
 import { sendImport } from './send-import.js';
 import { startedImports, startedImportsView } from './started-imports.js';
 
@@ -145,6 +146,12 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
     );
   };
 
+  /** The CSV column mapped to a record member (its first part: `address` for `address.locality`). */
+  const columnOf = (member: string) =>
+    source.value === '' && format.value === 'csv'
+      ? Object.keys(mapping).find((column) => mapping[column]?.split('.')[0] === member)
+      : undefined;
+
   /** The first records as sent, and every record's problem: the file's own, or the schema's. */
   const renderPreview = () => {
     const validate = RECORD_VALIDATORS[identifier.value as keyof typeof RECORD_VALIDATORS];
@@ -157,7 +164,12 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
         problems.push({
           position: item.position,
           problem: (validate.errors ?? [])
-            .map((e) => `${e.instancePath || '/'}: ${e.message ?? e.keyword}`)
+            .map((e) =>
+              causeInWords(
+                { location: e.instancePath, kind: e.keyword, details: { ...e.params, message: e.message } },
+                columnOf,
+              ),
+            )
             .join('; '),
         });
     }

@@ -3,7 +3,9 @@
 declare module 'record-validators' {
   interface RecordValidator {
     (record: unknown): boolean;
-    errors?: { instancePath: string; message?: string; keyword: string }[] | null;
+    errors?:
+      | { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }[]
+      | null;
   }
   export const email: RecordValidator;
   export const phone_number: RecordValidator;

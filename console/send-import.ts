@@ -2,6 +2,7 @@ import type { RequestChunk } from '../records/request-chunks.js';
 import { resultsLines } from '../records/results-lines.js';
 import { ApiProblem, call, type Detail, readText, type Task } from './admin-api.js';
 import { follow } from './follow-task.js';
+import type { ApiError } from './reason-words.js';
 
 /** Requests in flight at once, as `userctl import` sends them by default. */
 const CONCURRENCY = 4;
@@ -16,7 +17,7 @@ export interface Outcome {
   readonly outcome: string;
   readonly user_id?: string;
   readonly warnings?: { message: string }[];
-  readonly errors?: { reason: string; message: string }[];
+  readonly errors?: ApiError[];
   /** Why the record was not sent (it failed before the service saw it, or was merged into another). */
   readonly problem?: string;
   /** The record of the file this one was merged into (Cognito's social users). */

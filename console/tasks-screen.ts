@@ -1,5 +1,6 @@
 import { call, stateOf, type Task } from './admin-api.js';
 import { count, h, labelled, show, table } from './dom.js';
+import { errorInWords } from './reason-words.js';
 import { type ListedTask, runState, runSummary, type TaskRun, taskRuns } from './task-runs.js';
 
 /** A summary's counts in one line: `inserted 2, failed 1`. */
@@ -10,7 +11,7 @@ const summaryText = (summary: Record<string, number>) =>
 
 /** One line of progress or outcome for a task. */
 export function outcomeOf(task: Task): string {
-  if (task.error) return `${task.error.reason}: ${task.error.message}`;
+  if (task.error) return errorInWords(task.error);
   if (task.progress) return `${count(task.progress.processed)} of ${count(task.progress.total)}`;
   if (task.summary) return summaryText(task.summary);
   if (task.record_count !== undefined) return `${count(task.record_count)} records`;

@@ -97,6 +97,11 @@ describe('web console', function () {
     const input = (await page().waitForSelector('#import-file')) as ElementHandle<HTMLInputElement>;
     await input.uploadFile(path.join(files, 'people.csv'));
     await page().waitForSelector('#import-mapping:not([hidden]) input');
+    // Before mapping, each column is the member its header names: the preview names the column.
+    const unmapped = await textOnceIn(page(), '#import-preview', /Problems found before sending/);
+    expect(unmapped).to.include(
+      'column "Notes" is mapped to "Notes", which is not a member of a record: map it to one, or leave it empty',
+    );
     await setMapping(page(), { 'E-mail': 'email', 'Full name': 'name', Notes: '', Roles: 'roles' });
     // The first record exactly as it will be sent: the mapped members, the Notes column left out.
     const preview = await textOnceIn(page(), '#import-preview', /3 records in people\.csv/);
@@ -111,7 +116,9 @@ describe('web console', function () {
     expect(dry).to.match(/1\s*failed/);
     await page().select('#outcome-filter', 'failed');
     const failing = await textOnceIn(page(), '#import-outcomes table', /RoleUnknownKeys/);
-    expect(failing).to.match(/3\s+failed\s+RoleUnknownKeys: unknown role keys/);
+    expect(failing).to.match(
+      /3\s+failed\s+Roles the project does not have: admirals \(create them first\) \(RoleUnknownKeys\)/,
+    );
     await shoot('import-dry-run');
 
     await page().click('#import-run');
