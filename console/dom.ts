@@ -41,9 +41,10 @@ export function labelled(text: string, control: HTMLElement, className?: string)
 
 /** A table with a header row and a caption for screen readers. */
 export function table(caption: string, headers: readonly string[], rows: readonly Child[][]): HTMLElement {
+  // A wide table scrolls sideways in its frame: the frame takes the focus so keys scroll it too.
   return h(
     'div',
-    { class: 'table-wrap' },
+    { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption },
     h(
       'table',
       {},

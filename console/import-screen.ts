@@ -58,7 +58,12 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
   let records: FileRecord[] = [];
 
   const file = h('input', { type: 'file', id: 'import-file', accept: '.ndjson,.jsonl,.json,.csv,.txt' });
-  const drop = h('div', { class: 'drop', id: 'import-drop' }, 'Drop a file here, or pick one: ', file);
+  const drop = h(
+    'div',
+    { class: 'drop', id: 'import-drop' },
+    h('label', { for: 'import-file' }, 'Drop a file here, or pick one: '),
+    file,
+  );
   const source = h(
     'select',
     { id: 'import-source' },

@@ -211,14 +211,31 @@ interface UserPage extends ListedUser {
 }
 
 const attributes = (values: Record<string, unknown>) =>
-  h(
-    'dl',
-    {},
-    Object.entries(values).flatMap(([name, value]) => [
-      h('dt', {}, name),
-      h('dd', {}, typeof value === 'string' ? value : JSON.stringify(value)),
-    ]),
-  );
+  Object.keys(values).length === 0
+    ? h('p', { class: 'none' }, 'None.')
+    : h(
+        'dl',
+        {},
+        Object.entries(values).flatMap(([name, value]) => [
+          h('dt', {}, name),
+          h('dd', {}, typeof value === 'string' ? value : JSON.stringify(value)),
+        ]),
+      );
+
+/** A table of the rows, or "None." when there are none. */
+const rowsOrNone = (caption: string, headers: readonly string[], rows: Parameters<typeof table>[2]) =>
+  rows.length === 0 ? h('p', { class: 'none' }, 'None.') : table(caption, headers, rows);
+
+/** A claim of the service's namespace by its last parts (`login_id/key`), as text. */
+const claim = (claims: Record<string, unknown>, name: string): string => {
+  const key = Object.keys(claims).find((k) => k.endsWith(`/claims/${name}`));
+  const value = key === undefined ? undefined : claims[key];
+  return typeof value === 'string' ? value : '';
+};
+
+/** Every claim, folded: opened on demand, one member a line. */
+const claimsView = (claims: Record<string, unknown>) =>
+  h('details', {}, h('summary', {}, 'All claims'), h('pre', {}, JSON.stringify(claims, null, 2)));
 
 /** A user's page: attributes, login ids, OAuth connections, roles and groups. */
 export async function userScreen(main: HTMLElement, id: string, fail: (err: unknown) => void): Promise<void> {
@@ -258,34 +275,45 @@ export async function userScreen(main: HTMLElement, id: string, fail: (err: unkn
         'section',
         {},
         h('h3', {}, 'Login ids'),
-        table(
+        rowsOrNone(
           'Login ids',
-          ['Id', 'Claims'],
-          user.loginIDs.map((l) => [h('code', {}, l.id), JSON.stringify(l.claims)]),
+          ['Kind', 'Value', 'Id', 'Claims'],
+          user.loginIDs.map((l) => [
+            claim(l.claims, 'login_id/key'),
+            claim(l.claims, 'login_id/original_value') || claim(l.claims, 'login_id/value'),
+            h('code', { class: 'id' }, l.id),
+            claimsView(l.claims),
+          ]),
         ),
       ),
       h(
         'section',
         {},
         h('h3', {}, 'OAuth connections'),
-        table(
+        rowsOrNone(
           'OAuth connections',
-          ['Id', 'Claims'],
-          user.oauthConnections.map((o) => [h('code', {}, o.id), JSON.stringify(o.claims)]),
+          ['Provider', 'Subject', 'Email', 'Id', 'Claims'],
+          user.oauthConnections.map((o) => [
+            claim(o.claims, 'oauth/provider_alias'),
+            claim(o.claims, 'oauth/subject_id'),
+            typeof o.claims.email === 'string' ? o.claims.email : '',
+            h('code', { class: 'id' }, o.id),
+            claimsView(o.claims),
+          ]),
         ),
       ),
       h(
         'section',
         {},
         h('h3', {}, 'Verified claims'),
-        table(
+        rowsOrNone(
           'Verified claims',
           ['Claim', 'Value'],
           user.verifiedClaims.map((c) => [c.name, c.value]),
         ),
       ),
-      h('section', {}, h('h3', {}, 'Roles'), table('Roles', ['Key', 'Name'], keyed(user.roles))),
-      h('section', {}, h('h3', {}, 'Groups'), table('Groups', ['Key', 'Name'], keyed(user.groups))),
+      h('section', {}, h('h3', {}, 'Roles'), rowsOrNone('Roles', ['Key', 'Name'], keyed(user.roles))),
+      h('section', {}, h('h3', {}, 'Groups'), rowsOrNone('Groups', ['Key', 'Name'], keyed(user.groups))),
     );
   } catch (err) {
     fail(err);

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 // Functions passed to page.evaluate run in the browser, on its DOM.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
@@ -90,4 +91,29 @@ export async function tabTo(page: Page, id: string): Promise<void> {
     await page.keyboard.press('Tab');
   }
   throw new Error(`#${id} cannot be reached with Tab`);
+}
+
+/** axe-core's browser build, read once. */
+let axeSource: string | undefined;
+
+/**
+ * The accessibility rules of WCAG 2 A and AA that the page breaks, as axe-core finds them in the
+ * page's current state: each rule's id and the elements that break it. Evaluated over the DevTools
+ * protocol, so the page's Content-Security-Policy does not stop it.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as { axe: { run: (context: Document, options: object) => Promise<AxeResults> } }
+    ).axe;
+    const results = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } });
+    return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  return violations;
+}
+
+interface AxeResults {
+  violations: { id: string; nodes: { target: string[] }[] }[];
 }

@@ -10,7 +10,7 @@ import { connect } from '../../../cli/service-client.js';
 import { devAdminToken } from '../../../pipeline/development-keys.js';
 import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { useApiProcess } from '../../support/api-process.js';
-import { tabTo, textOnceIn, useBrowser } from '../../support/browser.js';
+import { accessibilityViolations, tabTo, textOnceIn, useBrowser } from '../../support/browser.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
@@ -38,9 +38,11 @@ describe('web console', function () {
   after(() => rmSync(files, { recursive: true, force: true }));
   const page = () => browser.page();
   const open = (hash: string) => page().goto(`${api().httpsUrl}/console/${hash}`, { waitUntil: 'load' });
+  /** A picture of the screen, and its accessibility audit: no WCAG 2 A or AA rule broken. */
   const shoot = async (name: string) => {
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page().screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    expect(await accessibilityViolations(page()), `the ${name} screen's accessibility`).to.deep.equal([]);
   };
 
   afterEach(function () {
@@ -90,6 +92,15 @@ describe('web console', function () {
     await page().click('button[type="submit"]');
     await page().waitForSelector('#import-file');
     expect(await page().$eval('#nav', (e) => (e as HTMLElement).hidden)).to.equal(false);
+    // The Import screen before a file is picked shows no empty card.
+    const emptyCards = await page().$$eval(
+      'main section, main fieldset',
+      (cards) =>
+        cards.filter((c) => (c as HTMLElement).offsetHeight > 0 && (c.textContent ?? '').trim() === '')
+          .length,
+    );
+    expect(emptyCards).to.equal(0);
+    await shoot('import-empty');
   });
 
   it('imports a CSV under a column mapping: preview, a dry run with a failing reason, the run, the results', async () => {
@@ -238,6 +249,11 @@ describe('web console', function () {
     const body = await textOnceIn(page(), 'main', /Roles/);
     expect(body).to.match(/staff\s+Staff/);
     expect(body).to.include('Ada Lovelace');
+    // The login id reads as its kind and value, and its id stays on one line.
+    expect(body).to.match(/email\s+ada@console\.test\s+[0-9a-f-]{36}\s+All claims/);
+    const idLines = await page().$$eval('td code.id', (ids) => ids.map((id) => id.getClientRects().length));
+    expect(idLines).to.have.length.greaterThan(0);
+    expect(idLines.every((lines) => lines === 1)).to.equal(true);
     await shoot('user');
   });
 
