@@ -8,18 +8,18 @@ const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
 };
 
 /** How the file is compressed: gzip, or not at all. */
-export type ExportCompression = 'gzip' | undefined;
+export type FileCompression = 'gzip' | undefined;
 
 /**
  * `<project>-<task_id>-<YYYYMMDDhhmmss>Z.<csv|ndjson>` (docs/decisions.md), stamped with `at` in UTC;
  * `.gz` after it when gzip-compressed.
  */
-export function exportFileName(
+export function taskFileName(
   projectId: string,
   taskId: string,
   format: ExportFormat,
   at: Date,
-  compression?: ExportCompression,
+  compression?: FileCompression,
 ): string {
   const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 14);
   return `${projectId}-${taskId}-${stamp}Z.${format}${compression === 'gzip' ? '.gz' : ''}`;
@@ -37,16 +37,16 @@ export function attemptBlobName(fileName: string): string {
 }
 
 /** The file's name (the download's) and the blob one attempt writes it to. */
-export interface ExportFileNames {
+export interface TaskFileNames {
   readonly fileName: string;
   readonly blobName: string;
 }
 
 /** How the file is served through its signed URL: its content type, and as an attachment. */
-export function exportFileHeaders(
+export function taskFileHeaders(
   fileName: string,
   format: ExportFormat,
-  compression?: ExportCompression,
+  compression?: FileCompression,
 ): BlobHeaders {
   return {
     contentType: compression === 'gzip' ? 'application/gzip' : CONTENT_TYPES[format],

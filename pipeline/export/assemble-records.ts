@@ -1,6 +1,10 @@
+import type { Transform } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { decodeCopyFields } from '../db/copy-text.js';
 import { EngineError } from '../errors.js';
 import { PROFILE_ATTRIBUTES } from '../identity/standard-attributes.js';
+import { streamStage } from '../stream-stage.js';
+import { RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
 import { ROW_COLUMNS, ROW_KINDS, type RowKind } from './user-records-sql.js';
 
 // A user's export record built from the plain rows of the records statement. The record is what
@@ -279,5 +283,38 @@ function uriComponent(text: string): string {
   return encodeURIComponent(text).replace(
     /[!'()*]/g,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+/**
+ * COPY text rows of the records statement -> records, pushed as one array per chunk received,
+ * which keeps the per-object cost of the streams low. A user's rows may straddle two chunks: the
+ * record is pushed with the chunk that starts the next user, or at the end.
+ */
+export function assembleRecords(options: AssemblyOptions): Transform {
+  const decoder = new StringDecoder('utf8'); // a character may straddle two chunks
+  const assembler = new RecordAssembler(options);
+  let rest = '';
+  const add = (line: string, records: UserRecord[]) => {
+    const record = assembler.add(line);
+    if (record !== undefined) records.push(record);
+  };
+  return streamStage(
+    { readableObjectMode: true, readableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT },
+    (chunk: Buffer) => {
+      const lines = (rest + decoder.write(chunk)).split('\n');
+      rest = lines.pop() ?? '';
+      const records: UserRecord[] = [];
+      for (const line of lines) add(line, records);
+      return records.length > 0 ? records : undefined;
+    },
+    () => {
+      rest += decoder.end();
+      const records: UserRecord[] = [];
+      if (rest !== '') add(rest, records);
+      const last = assembler.end();
+      if (last !== undefined) records.push(last);
+      return records.length > 0 ? records : undefined;
+    },
   );
 }

@@ -2,21 +2,16 @@ import type { ExportTaskOptions } from '../../schemas/index.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import type { FileDigest } from '../blob/file-digest.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
-import {
-  attemptBlobName,
-  type ExportFileNames,
-  exportFileHeaders,
-  exportFileName,
-} from '../blob/task-files.js';
-import { recordExportBlob } from '../db/export-blobs.js';
+import { attemptBlobName, type TaskFileNames, taskFileHeaders, taskFileName } from '../blob/task-files.js';
+import { recordTaskBlob } from '../db/task-blobs.js';
 import { completeExport } from '../db/tasks/endings.js';
 import { setProgressTotal } from '../db/tasks/progress.js';
 import { withSnapshot } from '../db/transaction.js';
 import { usersExported } from '../operator/metrics.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
-import { prepareSnapshot } from './export-records.js';
 import { coordinateParts, type ExportDependencies } from './split-export.js';
+import { prepareSnapshot } from './user-rows.js';
 import { snapshotSettings, writeRecords } from './write-records.js';
 
 /**
@@ -28,7 +23,7 @@ import { snapshotSettings, writeRecords } from './write-records.js';
 export async function runExport(deps: ExportDependencies, run: TaskRun): Promise<void> {
   const storage = requireExportStorage(deps.blobs);
   const options = exportTaskOptions(run.task.options);
-  const fileName = exportFileName(
+  const fileName = taskFileName(
     run.task.project_id,
     run.task.id,
     options.format,
@@ -37,7 +32,7 @@ export async function runExport(deps: ExportDependencies, run: TaskRun): Promise
   );
   const blobName = attemptBlobName(fileName);
   // Recorded first, so that a file this attempt commits and then fails to name is found and deleted.
-  await recordExportBlob(deps.pool, run.task.id, blobName);
+  await recordTaskBlob(deps.pool, run.task.id, blobName);
   let file: ExportedFile;
   try {
     file = await writeExportFile(deps, storage, run, options, { fileName, blobName });
@@ -68,7 +63,7 @@ async function writeExportFile(
   storage: BlobStorage,
   run: TaskRun,
   options: ExportTaskOptions,
-  names: ExportFileNames,
+  names: TaskFileNames,
 ): Promise<ExportedFile> {
   return withSnapshot(deps.pool, async (client) => {
     const settings = snapshotSettings(options);
@@ -77,7 +72,7 @@ async function writeExportFile(
     const total = await prepareSnapshot(client, settings);
     await setProgressTotal(deps.pool, run.task, total);
     const { partUsers } = deps.config.export;
-    const headers = exportFileHeaders(names.fileName, options.format, options.compression);
+    const headers = taskFileHeaders(names.fileName, options.format, options.compression);
     let digest: FileDigest;
     if (partUsers > 0 && total > partUsers) {
       digest = await coordinateParts(deps, storage, client, run, settings, {

@@ -26,7 +26,7 @@ import type { Logger } from '../log.js';
 import { type TaskRun, WORKER } from '../tasks/run-task.js';
 import { TaskStop } from '../tasks/task-lease.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
-import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './export-records.js';
+import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './user-rows.js';
 import { snapshotSettings, writeRecords } from './write-records.js';
 
 // A split export: the worker that took the task (the coordinator) holds the snapshot, cuts the

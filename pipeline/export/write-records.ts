@@ -4,12 +4,12 @@ import type { ExportTaskOptions } from '../../schemas/index.js';
 import { type DigestedFile, digestInto } from '../blob/file-digest.js';
 import type { PoolClient } from '../db/pool.js';
 import { streamStage } from '../stream-stage.js';
-import type { UserRecord } from './assemble-records.js';
+import { assembleRecords, type UserRecord } from './assemble-records.js';
 import { encodeCsv } from './encode-csv.js';
 import { encodeNdjson } from './encode-ndjson.js';
-import { assembleRecords, type SnapshotSettings, streamUserRows, TIME_POINTERS } from './export-records.js';
 import { projectPointers } from './project-pointers.js';
 import { RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
+import { type SnapshotSettings, streamUserRows, TIME_POINTERS } from './user-rows.js';
 
 /** Which users the export's records statement reads, and what their records carry. */
 export function snapshotSettings(options: ExportTaskOptions): SnapshotSettings {

@@ -1,8 +1,8 @@
 import type { BlobStorage } from '../blob/blob-storage.js';
 import { digestInto } from '../blob/file-digest.js';
-import { attemptBlobName, exportFileHeaders, exportFileName } from '../blob/task-files.js';
-import { recordExportBlob } from '../db/export-blobs.js';
+import { attemptBlobName, taskFileHeaders, taskFileName } from '../blob/task-files.js';
 import { type Pool, withClient } from '../db/pool.js';
+import { recordTaskBlob } from '../db/task-blobs.js';
 import type { TaskFile } from '../db/tasks/endings.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { streamImportDetailLines } from './import-details.js';
@@ -14,14 +14,14 @@ import { streamImportDetailLines } from './import-details.js';
  * blob its task never names (this attempt lost the task) is found and deleted.
  */
 export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: TaskRun): Promise<TaskFile> {
-  const fileName = exportFileName(run.task.project_id, run.task.id, 'ndjson', new Date());
+  const fileName = taskFileName(run.task.project_id, run.task.id, 'ndjson', new Date());
   const name = attemptBlobName(fileName);
-  await recordExportBlob(pool, run.task.id, name);
+  await recordTaskBlob(pool, run.task.id, name);
   try {
     const { digest } = await withClient(pool, (client) =>
       digestInto(
         [streamImportDetailLines(client, run.task.id)],
-        (file) => storage.upload(name, file, exportFileHeaders(fileName, 'ndjson'), run.signal),
+        (file) => storage.upload(name, file, taskFileHeaders(fileName, 'ndjson'), run.signal),
         run.signal,
         run.advanced,
       ),

@@ -1,6 +1,6 @@
 import type { BlobStorage } from '../blob/blob-storage.js';
-import { findAbandonedExportBlobs, forgetExportBlobs, unnamedBlobs } from '../db/export-blobs.js';
 import type { Pool } from '../db/pool.js';
+import { findAbandonedTaskBlobs, forgetTaskBlobs, unnamedBlobs } from '../db/task-blobs.js';
 import { deleteTasks, findTasksPastRetention } from '../db/tasks/retention.js';
 import type { Logger } from '../log.js';
 
@@ -43,9 +43,9 @@ const ABANDONED_BATCH = 100;
  * Returns the names deleted.
  */
 export async function deleteAbandonedExportFiles(pool: Pool, blobs: BlobStorage): Promise<string[]> {
-  const names = await findAbandonedExportBlobs(pool, ABANDONED_BATCH);
+  const names = await findAbandonedTaskBlobs(pool, ABANDONED_BATCH);
   for (const name of names) await blobs.delete(name);
-  if (names.length > 0) await forgetExportBlobs(pool, names);
+  if (names.length > 0) await forgetTaskBlobs(pool, names);
   return names;
 }
 
@@ -62,6 +62,6 @@ export async function deleteUnnamedExportFiles(
   const old = await blobs.listCreatedBefore(new Date(Date.now() - retentionSeconds * 1000));
   const names = old.length === 0 ? [] : await unnamedBlobs(pool, old);
   for (const name of names) await blobs.delete(name);
-  if (names.length > 0) await forgetExportBlobs(pool, names);
+  if (names.length > 0) await forgetTaskBlobs(pool, names);
   return names;
 }

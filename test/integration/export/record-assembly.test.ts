@@ -7,16 +7,15 @@ import { configFromDocument } from '../../../pipeline/config.js';
 import { decodeCopyField } from '../../../pipeline/db/copy-text.js';
 import type { Pool } from '../../../pipeline/db/pool.js';
 import { withSnapshot } from '../../../pipeline/db/transaction.js';
-import { RecordAssembler } from '../../../pipeline/export/assemble-records.js';
+import { assembleRecords, RecordAssembler } from '../../../pipeline/export/assemble-records.js';
 import { encodeNdjson } from '../../../pipeline/export/encode-ndjson.js';
 import {
-  assembleRecords,
   type ExportFilters,
   prepareSnapshot,
   recordsStatement,
   type SnapshotSettings,
   streamUserRows,
-} from '../../../pipeline/export/export-records.js';
+} from '../../../pipeline/export/user-rows.js';
 import { useTestSchema } from '../../support/database.js';
 import { jsonRecordsSql } from '../../support/json-records-sql.js';
 import { createUser, type FixtureUser } from '../../support/users.js';

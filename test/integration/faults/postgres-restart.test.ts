@@ -92,7 +92,7 @@ describe('Postgres restarted during an import and an export', function () {
     };
     // The results file's ledger row is written just before its lines are read out into the blob.
     const whileResultsFile = await restartAt(
-      `SELECT 1 FROM export_blobs b JOIN tasks t ON t.id = b.task_id
+      `SELECT 1 FROM task_blobs b JOIN tasks t ON t.id = b.task_id
         WHERE t.id = ANY('{${ids.join(',')}}') AND t.status = 'pending'`,
       allDone,
     );

@@ -1,10 +1,11 @@
 import type { Queryable } from './pool.js';
 
-// The blobs export attempts write (sql/015_export_blobs.sql), and which of them no task names.
+// The blobs task attempts write (an export's file, an import's results file; sql/015 and 022),
+// and which of them no task names.
 
 /** Records the blob an export attempt is about to write, before any of it can be committed. */
-export async function recordExportBlob(db: Queryable, taskId: string, blobName: string): Promise<void> {
-  await db.query('INSERT INTO export_blobs (blob_name, task_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+export async function recordTaskBlob(db: Queryable, taskId: string, blobName: string): Promise<void> {
+  await db.query('INSERT INTO task_blobs (blob_name, task_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
     blobName,
     taskId,
   ]);
@@ -14,9 +15,9 @@ export async function recordExportBlob(db: Queryable, taskId: string, blobName: 
  * Up to `limit` recorded blobs whose attempt is over without its task naming them: the task is
  * gone, or completed with another file (or none).
  */
-export async function findAbandonedExportBlobs(db: Queryable, limit: number): Promise<string[]> {
+export async function findAbandonedTaskBlobs(db: Queryable, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ blob_name: string }>(
-    `SELECT b.blob_name FROM export_blobs b LEFT JOIN tasks t ON t.id = b.task_id
+    `SELECT b.blob_name FROM task_blobs b LEFT JOIN tasks t ON t.id = b.task_id
       WHERE t.id IS NULL OR (t.status = 'completed' AND t.file_name IS DISTINCT FROM b.blob_name)
       LIMIT $1`,
     [limit],
@@ -25,8 +26,8 @@ export async function findAbandonedExportBlobs(db: Queryable, limit: number): Pr
 }
 
 /** Forgets recorded blobs, once they are deleted. */
-export async function forgetExportBlobs(db: Queryable, names: readonly string[]): Promise<void> {
-  await db.query('DELETE FROM export_blobs WHERE blob_name = ANY($1::text[])', [names]);
+export async function forgetTaskBlobs(db: Queryable, names: readonly string[]): Promise<void> {
+  await db.query('DELETE FROM task_blobs WHERE blob_name = ANY($1::text[])', [names]);
 }
 
 /** Of `names`, those that no task names as its file and that no pending task's attempt writes. */
@@ -34,7 +35,7 @@ export async function unnamedBlobs(db: Queryable, names: readonly string[]): Pro
   const { rows } = await db.query<{ name: string }>(
     `SELECT n.name FROM unnest($1::text[]) AS n(name)
       WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.file_name = n.name)
-        AND NOT EXISTS (SELECT 1 FROM export_blobs b JOIN tasks t ON t.id = b.task_id
+        AND NOT EXISTS (SELECT 1 FROM task_blobs b JOIN tasks t ON t.id = b.task_id
                          WHERE b.blob_name = n.name AND t.status = 'pending')`,
     [names],
   );

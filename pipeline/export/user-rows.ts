@@ -1,11 +1,9 @@
-import type { Transform } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
+// The export's reading of Postgres: the snapshot of the users it keeps, and the rows of their
+// records streamed by COPY (assemble-records.ts makes records of them).
+
 import { to as copyTo } from 'pg-copy-streams';
 import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
-import { streamStage } from '../stream-stage.js';
-import { type AssemblyOptions, RecordAssembler, type UserRecord } from './assemble-records.js';
-import { RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
 import { type UserConditions, userConditionSql, userRecordsSql } from './user-records-sql.js';
 
 /** The users an export keeps (none of its filters set: every user). */
@@ -99,37 +97,4 @@ export function recordsStatement(settings: SnapshotSettings = {}): string {
  */
 export function streamUserRows(client: PoolClient, settings: SnapshotSettings = {}): NodeJS.ReadableStream {
   return client.query(copyTo(`COPY (${recordsStatement(settings)}) TO STDOUT`));
-}
-
-/**
- * COPY text rows of the records statement -> records, pushed as one array per chunk received,
- * which keeps the per-object cost of the streams low. A user's rows may straddle two chunks: the
- * record is pushed with the chunk that starts the next user, or at the end.
- */
-export function assembleRecords(options: AssemblyOptions): Transform {
-  const decoder = new StringDecoder('utf8'); // a character may straddle two chunks
-  const assembler = new RecordAssembler(options);
-  let rest = '';
-  const add = (line: string, records: UserRecord[]) => {
-    const record = assembler.add(line);
-    if (record !== undefined) records.push(record);
-  };
-  return streamStage(
-    { readableObjectMode: true, readableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT },
-    (chunk: Buffer) => {
-      const lines = (rest + decoder.write(chunk)).split('\n');
-      rest = lines.pop() ?? '';
-      const records: UserRecord[] = [];
-      for (const line of lines) add(line, records);
-      return records.length > 0 ? records : undefined;
-    },
-    () => {
-      rest += decoder.end();
-      const records: UserRecord[] = [];
-      if (rest !== '') add(rest, records);
-      const last = assembler.end();
-      if (last !== undefined) records.push(last);
-      return records.length > 0 ? records : undefined;
-    },
-  );
 }
