@@ -55,7 +55,7 @@ describe('import/batch-records', () => {
   });
 
   it('stops reading its source when its reader leaves', async () => {
-    await expectStopsWhenReaderLeaves(batchRecords(3, 0), (index) => ({ index, raw: {} }));
+    await expectStopsWhenReaderLeaves(batchRecords(3, 0), (index) => ({ index, raw: {} }), 3);
   });
 
   it('passes on an error of its source, and never writes the batch the error cut short', async () => {

@@ -32,6 +32,8 @@ interface StageCase {
   readonly name: string;
   readonly make: () => Duplex;
   readonly item: (n: number) => unknown;
+  /** Source items in one unit of the stage's readable side (a batch; items per encoded byte). */
+  readonly itemsPerOutput?: number;
   /** What the stage writes for items 0..n-1 when its source then fails (a prefix of a full run). */
   readonly beforeError: (written: unknown[], whole: unknown[]) => void;
 }
@@ -44,6 +46,7 @@ const STAGES: readonly StageCase[] = [
     name: 'import/batch-records',
     make: () => batchRecords(3, 0),
     item: raw,
+    itemsPerOutput: 3,
     beforeError: (written) => expect(written.flat()).to.have.length(9), // three whole batches of ten
   },
   {
@@ -75,6 +78,7 @@ const STAGES: readonly StageCase[] = [
     name: 'export/encode-csv',
     make: () => encodeCsv(['email']),
     item: (n) => [[`u${n}@example.com`]],
+    itemsPerOutput: 1 / 15, // each row is 15 bytes or more
     // The header and every row before the failure; never the header a second time.
     beforeError: (written, whole) => expect(asText(written)).to.equal(asText(whole)),
   },
@@ -82,6 +86,7 @@ const STAGES: readonly StageCase[] = [
     name: 'export/encode-ndjson',
     make: encodeNdjson,
     item: userRecords,
+    itemsPerOutput: 1 / 38, // each line is 38 bytes or more
     beforeError: (written, whole) => expect(asText(written)).to.equal(asText(whole)),
   },
 ];
@@ -97,7 +102,7 @@ for (const stage of STAGES) {
     });
 
     it('stops reading its source when its reader leaves', async () => {
-      await expectStopsWhenReaderLeaves(stage.make(), stage.item);
+      await expectStopsWhenReaderLeaves(stage.make(), stage.item, stage.itemsPerOutput);
     });
 
     it('passes an error of its source on, with only what it finished before it', async () => {
