@@ -10,12 +10,13 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
 
-.PHONY: help install build console browser screenshots start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-unit test-cluster bench clean
+.PHONY: help install build console browser screenshots start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-full test-unit test-cluster bench clean
 
 help:
 	@echo "make start   install and run the admin API on the embedded default (PORT, default 3000)"
 	@echo "make test    install, start the real services, type-check, lint, run every test"
 	@echo "make test-unit   the unit tests alone, without any service, in seconds"
+	@echo "make test-full   every test with the volume tests at full size, then the cluster tests at full scale"
 	@echo "make api | pipeline | migrate | replay FROM=... | search-reindex | bench | test-cluster | screenshots | services | services-stop | typecheck | lint"
 	@echo "npx userctl --help   the command-line client (import a file, export, status, replay)"
 
@@ -98,8 +99,8 @@ lint: install
 test-unit: install
 	npx mocha --no-config --node-option import=tsx --forbid-only --timeout 20000 'test/unit/**/*.test.ts'
 
-# Every test under c8: it prints the coverage of api/, pipeline/, schemas/ and cli/ and fails under
-# the thresholds of .c8rc.json (lines, branches and functions). The table per file goes to .coverage/coverage.txt, so that the output ends
+# Every test under c8: it prints the coverage of api/, pipeline/, schemas/, records/ and cli/ and fails
+# under the thresholds of .c8rc.json (lines, statements, branches and functions). The table per file goes to .coverage/coverage.txt, so that the output ends
 # with the failing tests, if any, and the summary.
 TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
 	  TEST_KAFKA_CLUSTER_BROKERS="$$(scripts/services/kafka-cluster.sh brokers)" \
@@ -112,6 +113,12 @@ TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/ser
 
 test: install services kafka-cluster browser console typecheck lint
 	$(TEST_ENV) npx c8 mocha
+
+# Every test with the volume tests at the sizes a whole machine's worth of data needs
+# (test/support/test-sizes.ts), and the cluster tests at their full scale.
+test-full: install services kafka-cluster browser console typecheck lint
+	$(TEST_ENV) TEST_SIZES=full npx c8 mocha
+	$(MAKE) test-cluster
 
 # The console's pictures in docs/console, taken again on purpose (the tests write theirs to .screenshots/).
 screenshots: install services browser console

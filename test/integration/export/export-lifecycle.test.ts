@@ -6,6 +6,7 @@ import { adminClient, adminToken, testConfig } from '../../support/admin-api.js'
 import { eventually } from '../../support/eventually.js';
 import { testBlobConnectionString, useExportService } from '../../support/exports.js';
 import { HTTPS } from '../../support/imports.js';
+import { TEST_SIZES } from '../../support/test-sizes.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 
 const body = (res: { body: string }) => JSON.parse(res.body) as Record<string, unknown>;
@@ -158,7 +159,7 @@ describe('export cancel while running', function () {
 
   it('stops the worker, discards its blocks and leaves no file', async () => {
     // Enough users that writing them outlasts the 1 s limit several times over.
-    await insertGeneratedUsers(service.db(), 600_000, { nameLength: 200 });
+    await insertGeneratedUsers(service.db(), TEST_SIZES.cancelledExportUsers, { nameLength: 200 });
     const created = body(await service.post({ format: 'ndjson' }));
     const running = await eventually(
       () => service.status(created.id as string),
@@ -230,7 +231,7 @@ describe('export past its time limit', function () {
 
   it('ends TaskTimedOut, stops the worker and frees the slot', async () => {
     // Enough users that writing them outlasts the 1 s limit several times over.
-    await insertGeneratedUsers(service.db(), 600_000, { nameLength: 200 });
+    await insertGeneratedUsers(service.db(), TEST_SIZES.timedOutExportUsers, { nameLength: 200 });
     const created = body(await service.post({ format: 'ndjson' }));
     const ended = await eventually(
       () => service.status(created.id as string),

@@ -9,11 +9,12 @@ import {
   uniqueContainer,
 } from '../../support/exports.js';
 import { uniqueTopicPrefix } from '../../support/kafka.js';
+import { TEST_SIZES } from '../../support/test-sizes.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../support/worker-process.js';
 
 // Enough that writing them outlasts several heartbeats (500 ms each), so the kill lands mid-file.
-const USERS = 600_000;
+const USERS = TEST_SIZES.killedExportUsers;
 
 /**
  * A worker killed with SIGKILL in the middle of an export leaves no file: the blob's blocks were
