@@ -209,9 +209,9 @@ export class BlobStorage {
   }
 
   /** Names of the committed blobs created before `cutoff`. */
-  async listCreatedBefore(cutoff: Date): Promise<string[]> {
+  async listCreatedBefore(cutoff: Date, prefix = ''): Promise<string[]> {
     const names: string[] = [];
-    for await (const blob of this.container.listBlobsFlat()) {
+    for await (const blob of this.container.listBlobsFlat({ prefix })) {
       const created = blob.properties.createdOn ?? blob.properties.lastModified;
       if (created < cutoff) names.push(blob.name);
     }

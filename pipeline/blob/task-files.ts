@@ -27,13 +27,21 @@ export function taskFileName(
 
 /**
  * The name of the blob one attempt at an export writes: the file's name with a tag of the
- * attempt before its extension. Attempts at one task never share a blob (two in the same second
+ * attempt before its extension, under the project's folder. Attempts at one task never share a blob (two in the same second
  * would have shared the file's name), so one attempt discarding its blocks, or committing its
  * list, never touches another's; the file keeps its name as the download's (Content-Disposition).
  */
-export function attemptBlobName(fileName: string): string {
+export function attemptBlobName(projectId: string, fileName: string): string {
   const dot = fileName.replace(/\.gz$/, '').lastIndexOf('.');
-  return `${fileName.slice(0, dot)}.${randomBytes(4).toString('hex')}${fileName.slice(dot)}`;
+  return `${projectPrefix(projectId)}${fileName.slice(0, dot)}.${randomBytes(4).toString('hex')}${fileName.slice(dot)}`;
+}
+
+/**
+ * The folder of a project's blobs (`<project>/`): every blob a task writes is under its project's,
+ * so that a container shared with other projects or deployments is swept only where this one writes.
+ */
+export function projectPrefix(projectId: string): string {
+  return `${projectId}/`;
 }
 
 /** The file's name (the download's) and the blob one attempt writes it to. */

@@ -30,7 +30,7 @@ export async function runExport(deps: ExportDependencies, run: TaskRun): Promise
     new Date(),
     options.compression,
   );
-  const blobName = attemptBlobName(fileName);
+  const blobName = attemptBlobName(run.task.project_id, fileName);
   // Recorded first, so that a file this attempt commits and then fails to name is found and deleted.
   await recordTaskBlob(deps.pool, run.task.id, blobName);
   let file: ExportedFile;

@@ -15,7 +15,7 @@ import { streamImportDetailLines } from './import-details.js';
  */
 export async function writeResultsFile(pool: Pool, storage: BlobStorage, run: TaskRun): Promise<TaskFile> {
   const fileName = taskFileName(run.task.project_id, run.task.id, 'ndjson', new Date());
-  const name = attemptBlobName(fileName);
+  const name = attemptBlobName(run.task.project_id, fileName);
   await recordTaskBlob(pool, run.task.id, name);
   try {
     const { digest } = await withClient(pool, (client) =>

@@ -1,4 +1,5 @@
 import type { BlobStorage } from '../blob/blob-storage.js';
+import { projectPrefix } from '../blob/task-files.js';
 import type { Pool } from '../db/pool.js';
 import { findAbandonedTaskBlobs, forgetTaskBlobs, unnamedBlobs } from '../db/task-blobs.js';
 import { deleteTasks, findTasksPastRetention } from '../db/tasks/retention.js';
@@ -42,7 +43,7 @@ const ABANDONED_BATCH = 100;
  * its task, which a later attempt then completed with a file of its own, or which ended failed.
  * Returns the names deleted.
  */
-export async function deleteAbandonedExportFiles(pool: Pool, blobs: BlobStorage): Promise<string[]> {
+export async function deleteAbandonedTaskFiles(pool: Pool, blobs: BlobStorage): Promise<string[]> {
   const names = await findAbandonedTaskBlobs(pool, ABANDONED_BATCH);
   for (const name of names) await blobs.delete(name);
   if (names.length > 0) await forgetTaskBlobs(pool, names);
@@ -50,16 +51,24 @@ export async function deleteAbandonedExportFiles(pool: Pool, blobs: BlobStorage)
 }
 
 /**
- * Deletes every blob of the export container that is older than the retention and that no task
+ * Deletes every blob under the projects' folders that is older than the retention and that no task
  * names: whatever wrote it (an attempt whose record was lost with its database, a hand upload),
- * no file outlives the retention unnamed. Returns the names deleted.
+ * no file of these projects outlives the retention unnamed. Blobs elsewhere in the container (other
+ * deployments', other projects') are never touched; names of the projects' files from before the
+ * folders (`<project>-<task>-...` at the top) are swept too. Returns the names deleted.
  */
-export async function deleteUnnamedExportFiles(
+export async function deleteUnnamedTaskFiles(
   pool: Pool,
   blobs: BlobStorage,
   retentionSeconds: number,
+  projectIds: readonly string[],
 ): Promise<string[]> {
-  const old = await blobs.listCreatedBefore(new Date(Date.now() - retentionSeconds * 1000));
+  const cutoff = new Date(Date.now() - retentionSeconds * 1000);
+  const old: string[] = [];
+  for (const project of projectIds) {
+    for (const prefix of [projectPrefix(project), `${project}-`])
+      old.push(...(await blobs.listCreatedBefore(cutoff, prefix)));
+  }
   const names = old.length === 0 ? [] : await unnamedBlobs(pool, old);
   for (const name of names) await blobs.delete(name);
   if (names.length > 0) await forgetTaskBlobs(pool, names);

@@ -10,7 +10,7 @@ import { withTransaction } from '../db/transaction.js';
 import { deleteEventsBefore } from '../db/webhook-deliveries.js';
 import type { Logger } from '../log.js';
 import { startRelayLoop } from '../relay-loop.js';
-import { deleteAbandonedExportFiles, deleteUnnamedExportFiles, sweepExpiredTasks } from './retention.js';
+import { deleteAbandonedTaskFiles, deleteUnnamedTaskFiles, sweepExpiredTasks } from './retention.js';
 import { refundFailedTasks, TASK_ENDINGS } from './task-failure.js';
 
 /** What keeps every task moving: the outbox relay, the end of abandoned tasks, retention. */
@@ -78,7 +78,7 @@ export function startTaskUpkeep(
     if (now >= due.abandoned) {
       due.abandoned = now + ABANDONED_EVERY_MS;
       await endAbandoned();
-      const files = blobs ? await deleteAbandonedExportFiles(pool, blobs) : [];
+      const files = blobs ? await deleteAbandonedTaskFiles(pool, blobs) : [];
       if (files.length > 0) log.info({ files }, 'files of abandoned export attempts deleted');
     }
     const relayed = await relay();
@@ -86,8 +86,10 @@ export function startTaskUpkeep(
       due.retention = now + Math.min(RETENTION_EVERY_MS, config.taskRetentionSeconds * 1000);
       const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);
       if (ids.length > 0) log.info({ tasks: ids.length }, 'tasks past retention deleted');
-      const files = blobs ? await deleteUnnamedExportFiles(pool, blobs, config.taskRetentionSeconds) : [];
-      if (files.length > 0) log.warn({ files }, 'export files that no task names deleted after retention');
+      const files = blobs
+        ? await deleteUnnamedTaskFiles(pool, blobs, config.taskRetentionSeconds, [config.project.id])
+        : [];
+      if (files.length > 0) log.warn({ files }, 'task files that no task names deleted after retention');
       const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);
       if (logged > 0) log.info({ messages: logged }, 'processed queue messages past their keep deleted');
       // An event's deliveries have all ended by its give-up time; their attempts stay readable

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
-import { deleteUnnamedExportFiles } from '../../../pipeline/tasks/retention.js';
+import { deleteUnnamedTaskFiles } from '../../../pipeline/tasks/retention.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
@@ -92,14 +92,28 @@ describe('export files that no task names (kafka)', function () {
     }
   });
 
-  it('deletes any blob older than the retention that no task names, and keeps the task’s file', async () => {
+  it('deletes any blob of the project older than the retention that no task names; keeps the task’s file and every blob outside the project', async () => {
     expect(fileName).to.be.a('string');
-    await blobs.upload('stray.ndjson', Readable.from(['{"email":"x@y.test"}\n']), {
-      contentType: 'application/x-ndjson',
-      contentDisposition: 'attachment',
-    });
-    expect(await deleteUnnamedExportFiles(db(), blobs, 3600), 'younger than the retention').to.deep.equal([]);
-    expect(await deleteUnnamedExportFiles(db(), blobs, 0)).to.deep.equal(['stray.ndjson']);
-    expect(await blobs.list()).to.deep.equal([fileName]);
+    const project = String(fileName).split('/')[0] as string;
+    expect(fileName, 'the file is under its project’s folder').to.match(
+      new RegExp(`^${project}/${project}-`),
+    );
+    const stray = `${project}/stray.ndjson`;
+    const legacy = `${project}-userexport_OLD-20240101000000Z.ndjson`; // a file from before the folders
+    const elsewhere = 'another-deployment/its-file.ndjson';
+    for (const name of [stray, legacy, elsewhere]) {
+      await blobs.upload(name, Readable.from(['{"email":"x@y.test"}\n']), {
+        contentType: 'application/x-ndjson',
+        contentDisposition: 'attachment',
+      });
+    }
+    expect(
+      await deleteUnnamedTaskFiles(db(), blobs, 3600, [project]),
+      'younger than the retention',
+    ).to.deep.equal([]);
+    expect((await deleteUnnamedTaskFiles(db(), blobs, 0, [project])).sort()).to.deep.equal(
+      [legacy, stray].sort(),
+    );
+    expect((await blobs.list()).sort()).to.deep.equal([elsewhere, fileName].sort());
   });
 });

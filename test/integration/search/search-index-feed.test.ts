@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { createClient } from '@clickhouse/client';
 import { expect } from 'chai';
 import { useClickHouseSettings } from '../../support/clickhouse.js';
 import { testDatabaseUrl } from '../../support/database.js';
@@ -46,6 +47,19 @@ describe('search index on ClickHouse: reindex and outage', function () {
     const hidden = await createUser(service.db(), service.config().project, { email: 'hidden@reindex.test' });
     expect(await foundIds('hidden@reindex')).to.deep.equal([]);
 
+    // A row of another project in the live table: a reindex of this project leaves it as it is.
+    const clickhouse = createClient({
+      url: String(settings.clickhouse_url),
+      database: String(settings.clickhouse_database),
+    });
+    const other = {
+      project_id: 'another-project',
+      user_id: 'u-other',
+      version: 1,
+      deleted: 0,
+      search_text: 'other@reindex.test',
+    };
+    await clickhouse.insert({ table: 'users_search', values: [other], format: 'JSONEachRow' });
     const url = new URL(testDatabaseUrl());
     url.searchParams.set('options', `-c search_path=${service.db.schema}`);
     const { stdout } = await run('make', ['-s', 'search-reindex'], {
@@ -60,6 +74,12 @@ describe('search index on ClickHouse: reindex and outage', function () {
       },
     });
     expect(stdout).to.match(/search-reindex: 2 users indexed/);
+    const kept = await clickhouse.query({
+      query: `SELECT user_id, search_text FROM users_search FINAL WHERE project_id = 'another-project'`,
+      format: 'JSONEachRow',
+    });
+    expect(await kept.json()).to.deep.equal([{ user_id: 'u-other', search_text: 'other@reindex.test' }]);
+    await clickhouse.close();
     expect(await foundIds('hidden@reindex')).to.deep.equal([hidden]);
     expect((await foundIds('reindex.test')).sort()).to.deep.equal([imported, hidden].sort());
     // The feed goes on into the swapped-in table.
