@@ -77,6 +77,7 @@ export function taskRunner(
   ): Promise<void> {
     const taskLog = log.child({
       task_id: task.id,
+      project_id: task.project_id,
       kind,
       attempt: task.attempt,
       ...(task.requested_by ?? {}),

@@ -87,6 +87,7 @@ describe('task events to webhook endpoints', function () {
     expect(Math.abs(body.context.timestamp - ev.at.getTime() / 1000)).to.be.below(5);
     expect(body.payload).to.deep.equal({
       task_id: done.id,
+      project_id: 'default',
       created_at: done.created_at,
       completed_at: done.completed_at,
       summary: done.summary,
@@ -100,6 +101,7 @@ describe('task events to webhook endpoints', function () {
     expect(exportBody.type).to.equal('user_export.completed');
     expect(exportBody.payload).to.deep.equal({
       task_id: exported.id,
+      project_id: 'default',
       created_at: exported.created_at,
       completed_at: exported.completed_at,
       record_count: exported.record_count,
@@ -135,6 +137,7 @@ describe('task events to webhook endpoints', function () {
     const [event] = await received('/main?token=kept-out-of-lists', id);
     expect(JSON.parse((event as ReceivedEvent).body).payload).to.deep.equal({
       task_id: id,
+      project_id: 'default',
       created_at: status.created_at,
       completed_at: status.completed_at,
       failed_at: status.failed_at,
