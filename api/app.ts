@@ -48,7 +48,7 @@ export function createApp({
   taskCreated,
   adminJwks,
   log,
-  search = postgresUserSearch(db),
+  search = postgresUserSearch(db, config.project.id),
 }: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
   // What fails after the response began (a results file's stream that broke mid-way) reaches no

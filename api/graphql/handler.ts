@@ -37,7 +37,7 @@ export function graphqlHandler(
 ): Middleware[] {
   const documents = new LRUCache<string, DocumentNode>({ max: MAX_CACHED_DOCUMENTS });
   const validated = new WeakSet<DocumentNode>();
-  const context: GraphQLContext = { db, lookups: userLookups(db), project, search };
+  const context: GraphQLContext = { db, lookups: userLookups(db, project.id), project, search };
   const parseDocument = (source: string | Source) => {
     const text = typeof source === 'string' ? source : source.body;
     let document = documents.get(text);

@@ -33,21 +33,21 @@ const MAX_BATCH = 64;
  * Nothing is cached: each lookup reads the database after its request arrived, so a user written
  * by one statement is found by the next lookup (spec: immediate consistency).
  */
-export function userLookups(db: Queryable): UserLookups {
+export function userLookups(db: Queryable, project: string): UserLookups {
   const options = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: setImmediate };
   const byLoginId = new DataLoader<LoginIdLookup, UserRecord | undefined>(
-    (wanted) => timed(lookupDuration, { lookup: 'login_id' }, () => findUsersByLoginId(db, wanted)),
+    (wanted) => timed(lookupDuration, { lookup: 'login_id' }, () => findUsersByLoginId(db, project, wanted)),
     options,
   );
   const byOAuth = new DataLoader<OAuthLookup, UserRecord | undefined>(
-    (wanted) => timed(lookupDuration, { lookup: 'oauth' }, () => findUsersByOAuth(db, wanted)),
+    (wanted) => timed(lookupDuration, { lookup: 'oauth' }, () => findUsersByOAuth(db, project, wanted)),
     options,
   );
   const attributeLoader = (attribute: LookupAttribute) =>
     new DataLoader<string, UserRecord[]>(
       (values) =>
         timed(lookupDuration, { lookup: 'standard_attribute' }, () =>
-          findUsersByStandardAttribute(db, attribute, values),
+          findUsersByStandardAttribute(db, project, attribute, values),
         ),
       options,
     );

@@ -11,12 +11,12 @@ import { NodeInterface, nonNull } from './entity-types.js';
  * is the one import details return), so an id names one node whichever table holds it. An id that
  * is not a UUID names nothing.
  */
-async function nodesById(db: Queryable, ids: readonly string[]): Promise<(object | null)[]> {
+async function nodesById(db: Queryable, project: string, ids: readonly string[]): Promise<(object | null)[]> {
   const wanted = [...new Set(ids.map((id) => id.toLowerCase()).filter((id) => UUID.test(id)))];
   const [users, roles, groups] = await Promise.all([
-    findUsersByIds(db, wanted),
-    keyedByIds(db, 'role', wanted),
-    keyedByIds(db, 'group', wanted),
+    findUsersByIds(db, project, wanted),
+    keyedByIds(db, project, 'role', wanted),
+    keyedByIds(db, project, 'group', wanted),
   ]);
   const found = new Map<string, object>([
     ...users.map((u) => [u.id, { ...u, __typename: 'User' }] as const),
@@ -31,8 +31,8 @@ export const nodeFields = {
     type: NodeInterface,
     description: 'Fetches an object given its ID',
     args: { id: { type: nonNull(GraphQLID), description: 'The ID of an object' } },
-    resolve: async (_root: unknown, { id }: { id: string }, { db }: GraphQLContext) =>
-      (await nodesById(db, [id]))[0] ?? null,
+    resolve: async (_root: unknown, { id }: { id: string }, { db, project }: GraphQLContext) =>
+      (await nodesById(db, project.id, [id]))[0] ?? null,
   },
   nodes: {
     type: nonNull(new GraphQLList(NodeInterface)),
@@ -40,6 +40,7 @@ export const nodeFields = {
     args: {
       ids: { type: nonNull(new GraphQLList(nonNull(GraphQLID))), description: 'The list of node IDs.' },
     },
-    resolve: (_root: unknown, { ids }: { ids: string[] }, { db }: GraphQLContext) => nodesById(db, ids),
+    resolve: (_root: unknown, { ids }: { ids: string[] }, { db, project }: GraphQLContext) =>
+      nodesById(db, project.id, ids),
   },
 };

@@ -84,8 +84,8 @@ function createKeyedField(kind: KeyedKind, type: typeof RoleType) {
     type: nonNull(payload),
     description: `Creates a ${kind} that imports can assign.`,
     args: { input: { type: nonNull(input) } },
-    resolve: async (_root: unknown, args: { input: KeyedInput }, { db }: GraphQLContext) => {
-      const creation = await createKeyed(db, kind, args.input);
+    resolve: async (_root: unknown, args: { input: KeyedInput }, { db, project }: GraphQLContext) => {
+      const creation = await createKeyed(db, project.id, kind, args.input);
       if ('created' in creation) return { [kind]: creation.created };
       if (creation.refused === 'duplicate key')
         throw new ApiError(DUPLICATE_KEY[kind], `duplicate ${kind} key`, { key: args.input.key });

@@ -47,7 +47,7 @@ export const usersField = {
     groupKeys: { type: new GraphQLList(nonNull(GraphQLString)) },
     roleKeys: { type: new GraphQLList(nonNull(GraphQLString)) },
   },
-  resolve: async (_root: unknown, args: UsersArguments, { db, search }: GraphQLContext) => {
+  resolve: async (_root: unknown, args: UsersArguments, { db, project, search }: GraphQLContext) => {
     const sortBy = args.sortBy ?? 'CREATED_AT';
     const request: UserSearch = {
       keyword: searchKeyword(args.searchKeyword),
@@ -63,6 +63,7 @@ export const usersField = {
       (
         await findUsersByIds(
           db,
+          project.id,
           hits.map((h) => h.id),
         )
       ).map((u) => [u.id, u]),

@@ -42,7 +42,7 @@ export async function replay(options: ReplayOptions): Promise<number> {
   const progress = progressOnStderr(options.dryRun ? 'replay (dry run)' : 'replay');
   const started = Date.now();
   try {
-    await migrate(pool).catch((err: Error) => {
+    await migrate(pool, config.project.id).catch((err: Error) => {
       throw new CliError(`cannot reach the database: ${err.message}`);
     });
     const summary = await replayImports(

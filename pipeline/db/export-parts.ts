@@ -23,6 +23,8 @@ export interface ExportPart {
   readonly attempt: number;
   /** The export task's options (format, fields, filters). */
   readonly options: Record<string, unknown>;
+  /** The export task's project: the part reads only its users. */
+  readonly project_id: string;
 }
 
 /** How far every part of a task has come. */
@@ -115,7 +117,7 @@ export async function claimPart(
              AND (lease_until IS NULL OR lease_until < clock_timestamp())
            ORDER BY part LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING p.task_id, p.part, p.blob_name, p.snapshot, p.after_at::text, p.after_id::text,
-                p.through_at::text, p.through_id::text, p.attempt, t.options`,
+                p.through_at::text, p.through_id::text, p.attempt, t.options, t.project_id`,
     [claim.blobName, claim.part ?? null, claim.worker, claim.leaseMs],
   );
   return rows[0];

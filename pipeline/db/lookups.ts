@@ -35,15 +35,18 @@ interface Statements {
 function statements(
   name: string,
   columns: readonly string[],
-  select: (wanted: string) => string,
+  select: (wanted: string, project: string) => string,
 ): Statements {
   const params = columns.map((_, p) => `$${p + 1}::text`);
+  // The project is the last parameter: every probe is of the project's own rows.
+  const project = `$${columns.length + 1}::text`;
   return {
-    one: { name, text: select(`(VALUES (${params.join(', ')}, 1)) AS w(${columns.join(', ')}, n)`) },
+    one: { name, text: select(`(VALUES (${params.join(', ')}, 1)) AS w(${columns.join(', ')}, n)`, project) },
     many: {
       name: `${name}-batch`,
       text: select(
         `unnest(${params.map((p) => `${p}[]`).join(', ')}) WITH ORDINALITY AS w(${columns.join(', ')}, n)`,
+        project,
       ),
     },
   };
@@ -59,9 +62,10 @@ function byAttribute(column: LookupAttribute): Statements {
   return statements(
     `users-by-${column}`,
     ['value'],
-    (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
+    (wanted, project) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
                   FROM ${wanted}
-                 CROSS JOIN LATERAL (SELECT DISTINCT i.user_id FROM identities i WHERE i.${column} = w.value) m
+                 CROSS JOIN LATERAL (SELECT DISTINCT i.user_id FROM identities i
+                                      WHERE i.project_id = ${project} AND i.${column} = w.value) m
                   JOIN users u ON u.id = m.user_id
                  ORDER BY w.n, u.created_at, u.id`,
   );
@@ -72,9 +76,10 @@ function byIdentity(name: string, columns: readonly string[], identity: string):
   return statements(
     name,
     columns,
-    (wanted) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
+    (wanted, project) => `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
                   FROM ${wanted}
-                 CROSS JOIN LATERAL (SELECT i.user_id FROM identities i WHERE ${identity} LIMIT 1) m
+                 CROSS JOIN LATERAL (SELECT i.user_id FROM identities i
+                                      WHERE i.project_id = ${project} AND ${identity} LIMIT 1) m
                   JOIN users u ON u.id = m.user_id`,
   );
 }
@@ -94,12 +99,13 @@ const BY_OAUTH = byIdentity(
 /** The statement and parameters for these wanted values, given as one list per column. */
 function query(
   statement: Statements,
+  project: string,
   columns: readonly (readonly string[])[],
 ): { name: string; text: string; values: unknown[] } {
   const lone = columns.every((c) => c.length === 1);
   return lone
-    ? { ...statement.one, values: columns.map((c) => c[0]) }
-    : { ...statement.many, values: [...columns] };
+    ? { ...statement.one, values: [...columns.map((c) => c[0]), project] }
+    : { ...statement.many, values: [...columns, project] };
 }
 
 type NumberedRecord = UserRecord & { readonly n: number };
@@ -110,10 +116,13 @@ type NumberedRecord = UserRecord & { readonly n: number };
  */
 export async function findUsersByStandardAttribute(
   db: Queryable,
+  project: string,
   attribute: LookupAttribute,
   normalizedValues: readonly string[],
 ): Promise<UserRecord[][]> {
-  const { rows } = await db.query<NumberedRecord>(query(BY_ATTRIBUTE[attribute], [normalizedValues]));
+  const { rows } = await db.query<NumberedRecord>(
+    query(BY_ATTRIBUTE[attribute], project, [normalizedValues]),
+  );
   const found = normalizedValues.map((): UserRecord[] => []);
   for (const { n, ...user } of rows) found[n - 1]?.push(user);
   return found;
@@ -122,10 +131,11 @@ export async function findUsersByStandardAttribute(
 /** For each login id, the user owning it, if any. */
 export async function findUsersByLoginId(
   db: Queryable,
+  project: string,
   loginIds: readonly LoginIdLookup[],
 ): Promise<(UserRecord | undefined)[]> {
   const { rows } = await db.query<NumberedRecord>(
-    query(BY_LOGIN_ID, [loginIds.map((l) => l.key), loginIds.map((l) => l.value)]),
+    query(BY_LOGIN_ID, project, [loginIds.map((l) => l.key), loginIds.map((l) => l.value)]),
   );
   return byPosition(loginIds.length, rows);
 }
@@ -133,23 +143,28 @@ export async function findUsersByLoginId(
 /** For each OAuth connection, the user connected through it, if any. */
 export async function findUsersByOAuth(
   db: Queryable,
+  project: string,
   connections: readonly OAuthLookup[],
 ): Promise<(UserRecord | undefined)[]> {
   const { rows } = await db.query<NumberedRecord>(
-    query(BY_OAUTH, [connections.map((c) => c.providerAlias), connections.map((c) => c.subjectId)]),
+    query(BY_OAUTH, project, [connections.map((c) => c.providerAlias), connections.map((c) => c.subjectId)]),
   );
   return byPosition(connections.length, rows);
 }
 
 /** The users with these ids, in the order asked (those that exist). */
-export async function findUsersByIds(db: Queryable, ids: readonly string[]): Promise<UserRecord[]> {
+export async function findUsersByIds(
+  db: Queryable,
+  project: string,
+  ids: readonly string[],
+): Promise<UserRecord[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<NumberedRecord>({
     name: 'users-by-id',
     text: `SELECT w.n::int AS n, ${USER_RECORD_COLUMNS}
-             FROM unnest($1::uuid[]) WITH ORDINALITY AS w(id, n) JOIN users u ON u.id = w.id
+             FROM unnest($1::uuid[]) WITH ORDINALITY AS w(id, n) JOIN users u ON u.id = w.id AND u.project_id = $2
             ORDER BY w.n`,
-    values: [ids],
+    values: [ids, project],
   });
   return rows.map(({ n: _n, ...user }) => user);
 }

@@ -45,7 +45,7 @@ export async function openDatabase(
   });
   try {
     if (migrateNow) {
-      const applied = await migrate(pool);
+      const applied = await migrate(pool, config.project.id);
       if (applied.length > 0) log.info({ applied }, 'migrations applied');
     }
     const allowed = await allowedConnections(pool);

@@ -28,14 +28,16 @@ export type KeyedCreation =
 /** Creates a role or a group. */
 export async function createKeyed(
   db: Queryable,
+  project: string,
   kind: KeyedKind,
   { key, name = null, description = null }: KeyedInput,
 ): Promise<KeyedCreation> {
   if (!KEY_PATTERN.test(key)) return { refused: 'malformed key' };
   try {
     const { rows } = await db.query<KeyedRecord>(
-      `INSERT INTO ${TABLE[kind]} (id, key, name, description) VALUES ($1, $2, $3, $4) RETURNING ${KEYED_COLUMNS}`,
-      [randomUUID(), key, name, description],
+      `INSERT INTO ${TABLE[kind]} (id, project_id, key, name, description) VALUES ($1, $2, $3, $4, $5)
+       RETURNING ${KEYED_COLUMNS}`,
+      [randomUUID(), project, key, name, description],
     );
     return { created: rows[0] as KeyedRecord };
   } catch (err) {
@@ -47,13 +49,14 @@ export async function createKeyed(
 /** Key -> id of those of these role or group keys that exist. */
 export async function keyedIds(
   db: Queryable,
+  project: string,
   kind: KeyedKind,
   keys: ReadonlySet<string>,
 ): Promise<Map<string, string>> {
   if (keys.size === 0) return new Map();
   const { rows } = await db.query<{ id: string; key: string }>(
-    `SELECT id, key FROM ${TABLE[kind]} WHERE key = ANY($1)`,
-    [[...keys]],
+    `SELECT id, key FROM ${TABLE[kind]} WHERE project_id = $1 AND key = ANY($2)`,
+    [project, [...keys]],
   );
   return new Map(rows.map((r) => [r.key, r.id]));
 }
@@ -61,13 +64,14 @@ export async function keyedIds(
 /** The roles or groups with these ids (those that exist, in no particular order). */
 export async function keyedByIds(
   db: Queryable,
+  project: string,
   kind: KeyedKind,
   ids: readonly string[],
 ): Promise<KeyedRecord[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<KeyedRecord>(
-    `SELECT ${KEYED_COLUMNS} FROM ${TABLE[kind]} WHERE id = ANY($1::uuid[])`,
-    [ids],
+    `SELECT ${KEYED_COLUMNS} FROM ${TABLE[kind]} WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+    [project, ids],
   );
   return rows;
 }

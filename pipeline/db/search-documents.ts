@@ -39,12 +39,12 @@ export async function searchDocuments(db: Queryable, userIds: readonly string[])
   return rows;
 }
 
-/** Every user's document, streamed (for a reindex). */
-export function streamSearchDocuments(client: PoolClient): Readable {
+/** Every user's document of the project, streamed (for a reindex). */
+export function streamSearchDocuments(client: PoolClient, project: string): Readable {
   return streamRows(
     client,
-    `SELECT u.id AS user_id, false AS deleted, ${DOCUMENT_COLUMNS} FROM users u`,
-    [],
+    `SELECT u.id AS user_id, false AS deleted, ${DOCUMENT_COLUMNS} FROM users u WHERE u.project_id = $1`,
+    [project],
     5000,
   );
 }

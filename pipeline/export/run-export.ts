@@ -69,7 +69,7 @@ async function writeExportFile(
     const settings = snapshotSettings(options);
     if (settings.passwordHashes)
       run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
-    const total = await prepareSnapshot(client, settings);
+    const total = await prepareSnapshot(client, run.task.project_id, settings);
     await setProgressTotal(deps.pool, run.task, total);
     const { partUsers } = deps.config.export;
     const headers = taskFileHeaders(names.fileName, options.format, options.compression);

@@ -193,7 +193,7 @@ async function writePart(
             through: keyOf(part.through_at, part.through_id),
           },
         };
-        await prepareSnapshot(client, settings);
+        await prepareSnapshot(client, part.project_id, settings);
         const { value: ids } = await writeRecords(client, settings, options, {
           totpIssuer: deps.config.project.publicOrigin,
           header: part.part === 0,

@@ -19,12 +19,14 @@ export interface UserConditions {
 const setting = (name: string) => `current_setting('export.${name}')`;
 
 /**
- * The users an export keeps, as a condition on `users u`: only the conditions that are set, so
+ * The users an export keeps, as a condition on `users u`: the project's, and only the conditions that are set, so
  * that a part's range bounds the scan of the creation-order index (an `x IS NULL OR` would make
  * every part read every user).
  */
 export function userConditionSql(set: UserConditions): string {
   const conditions = [
+    // Every export reads one project's users: the first column of the creation-order index.
+    `u.project_id = ${setting('project')}`,
     set.createdAfter && `u.created_at > ${setting('created_after')}::timestamptz`,
     set.updatedSince && `u.updated_at >= ${setting('updated_since')}::timestamptz`,
     set.disabled && `u.is_disabled = ${setting('disabled')}::boolean`,
@@ -32,7 +34,7 @@ export function userConditionSql(set: UserConditions): string {
     set.through &&
       `(u.created_at, u.id) <= (${setting('through_at')}::timestamptz, ${setting('through_id')}::uuid)`,
   ].filter((condition) => typeof condition === 'string');
-  return conditions.length > 0 ? conditions.join(' AND ') : 'true';
+  return conditions.join(' AND ');
 }
 
 /**

@@ -34,17 +34,22 @@ export interface SnapshotSettings {
 
 /**
  * Prepares the export's snapshot transaction (withSnapshot; a part's runs under the coordinator's
- * snapshot) and counts the users it will write. The filters and the part's range become settings
+ * snapshot) and counts the users of the project it will write. The project, the filters and the part's range become settings
  * of the transaction, which the records statement reads (COPY takes no parameters). The planner is kept to plans that stream in user
  * order: no hash or merge join, no full sort (which would read and sort every row before the
  * first one reaches the file, and spill to disk to do it), and no parallel workers (the worker
  * process assembling the records needs the other core more). JIT compilation is off: it holds the
  * first row back and makes the statement no faster.
  */
-export async function prepareSnapshot(client: PoolClient, settings: SnapshotSettings = {}): Promise<number> {
+export async function prepareSnapshot(
+  client: PoolClient,
+  project: string,
+  settings: SnapshotSettings = {},
+): Promise<number> {
   const { filters = {}, part } = settings;
   await client.query(
-    `SELECT set_config('export.created_after', $1, true), set_config('export.updated_since', $2, true),
+    `SELECT set_config('export.project', $8, true),
+            set_config('export.created_after', $1, true), set_config('export.updated_since', $2, true),
             set_config('export.disabled', $3, true), set_config('export.after_at', $4, true),
             set_config('export.after_id', $5, true), set_config('export.through_at', $6, true),
             set_config('export.through_id', $7, true), set_config('enable_hashjoin', 'off', true),
@@ -58,6 +63,7 @@ export async function prepareSnapshot(client: PoolClient, settings: SnapshotSett
       part?.after?.id ?? '',
       part?.through?.at ?? '',
       part?.through?.id ?? '',
+      project,
     ],
   );
   const { rows } = await client.query<{ n: number }>(

@@ -59,7 +59,7 @@ export async function loadBatchState(
     for (const g of checked.valid.record.groups ?? []) groups.add(g);
   }
   const idKey = KEY_OF_ATTRIBUTE[options.identifier];
-  const probe = () => probeIdentities(db, idKey, { keys, values }, { aliases, subjects });
+  const probe = () => probeIdentities(db, options.project.id, idKey, { keys, values }, { aliases, subjects });
   let probed = await probe();
   // Under READ COMMITTED a statement sees what was committed when it began. The users the batch
   // updates are locked first, and their identities and state read by later statements, so that a
@@ -73,6 +73,8 @@ export async function loadBatchState(
     for (const id of fresh) locked.add(id);
     probed = await probe();
   }
+  // A user id is one in the whole deployment (its primary key): a `sub` another project's user
+  // holds is taken too.
   const taken = subs.length
     ? await db.query<{ id: string }>('SELECT id FROM users WHERE id = ANY($1::uuid[])', [subs])
     : { rows: [] };
@@ -85,14 +87,15 @@ export async function loadBatchState(
     owners: probed.owners,
     users,
     takenIds: new Set(taken.rows.map((row) => row.id)),
-    roleIds: await keyedIds(db, 'role', roles),
-    groupIds: await keyedIds(db, 'group', groups),
+    roleIds: await keyedIds(db, options.project.id, 'role', roles),
+    groupIds: await keyedIds(db, options.project.id, 'group', groups),
   };
 }
 
 /** The owner of each login id and OAuth connection named, and the users the identifier matches. */
 async function probeIdentities(
   db: Queryable,
+  project: string,
   idKey: LoginIdKey,
   login: { keys: string[]; values: string[] },
   oauth: { aliases: string[]; subjects: string[] },
@@ -100,10 +103,10 @@ async function probeIdentities(
   const owners = new Map<string, string>();
   const matched = new Set<string>();
   if (oauth.aliases.length > 0) {
-    for (const row of await probeOwners(db, OAUTH_OWNER, oauth.aliases, oauth.subjects))
+    for (const row of await probeOwners(db, project, OAUTH_OWNER, oauth.aliases, oauth.subjects))
       owners.set(oauthKey(row.a, row.b), row.user_id);
   }
-  for (const row of await probeOwners(db, LOGIN_ID_OWNER, login.keys, login.values)) {
+  for (const row of await probeOwners(db, project, LOGIN_ID_OWNER, login.keys, login.values)) {
     owners.set(ownerKey(row.a as LoginIdKey, row.b), row.user_id);
     if (row.a === idKey) matched.add(row.user_id);
   }
@@ -121,6 +124,7 @@ const OAUTH_OWNER = `i.type = 'oauth' AND i.provider_alias = m.a AND i.provider_
  */
 async function probeOwners(
   db: Queryable,
+  project: string,
   identity: string,
   a: readonly string[],
   b: readonly string[],
@@ -128,8 +132,8 @@ async function probeOwners(
   const { rows } = await db.query<{ a: string; b: string; user_id: string }>(
     `SELECT m.a, m.b, i.user_id
        FROM unnest($1::text[], $2::text[]) AS m(a, b)
-      CROSS JOIN LATERAL (SELECT i.user_id FROM identities i WHERE ${identity} LIMIT 1) i`,
-    [a, b],
+      CROSS JOIN LATERAL (SELECT i.user_id FROM identities i WHERE i.project_id = $3 AND ${identity} LIMIT 1) i`,
+    [a, b, project],
   );
   return rows;
 }

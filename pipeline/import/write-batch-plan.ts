@@ -50,9 +50,14 @@ const IMPORT_USERS = scratchTableSql(
  * Stores a batch plan in the client's transaction with one bulk statement per table and kind of
  * change: deletes first (a login id may move between users within a batch), then the users (COPY
  * of the new ones; COPY of the changed ones into a temporary table, then `UPDATE ... FROM`), then
- * COPY of the rows that hang off them.
+ * COPY of the rows that hang off them. The users and identities it writes are the project's.
  */
-export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state: BatchState): Promise<void> {
+export async function writeBatchPlan(
+  client: PoolClient,
+  project: string,
+  plan: BatchPlan,
+  state: BatchState,
+): Promise<void> {
   const rows = batchRows(plan, state);
   const deletions = [
     ['DELETE FROM identities WHERE id = ANY($1::uuid[])', rows.deletedIdentities],
@@ -70,7 +75,8 @@ export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state:
       `UPDATE users u SET standard_attributes = r.standard_attributes, custom_attributes = r.custom_attributes,
               is_disabled = r.is_disabled, account_valid_from = r.account_valid_from,
               account_valid_until = r.account_valid_until, updated_at = now()
-         FROM import_users r WHERE u.id = r.id`,
+         FROM import_users r WHERE u.id = r.id AND u.project_id = $1`,
+      [project],
     );
   }
   if (rows.created.length > 0) {
@@ -83,14 +89,19 @@ export async function writeBatchPlan(client: PoolClient, plan: BatchPlan, state:
     await copyRows(
       client,
       'users',
-      ['created_at', 'updated_at', ...USER_COLUMNS],
+      ['project_id', 'created_at', 'updated_at', ...USER_COLUMNS],
       rows.created.map(({ n, row }) => {
         const time = microsecondTime(at + n);
-        return [time, time, ...row];
+        return [project, time, time, ...row];
       }),
     );
   }
-  await copyRows(client, 'identities', WRITTEN_COLUMNS.identities, rows.identities);
+  await copyRows(
+    client,
+    'identities',
+    ['project_id', ...WRITTEN_COLUMNS.identities],
+    rows.identities.map((row) => [project, ...row]),
+  );
   await copyRows(client, 'verified_claims', WRITTEN_COLUMNS.verified_claims, rows.claims);
   await copyRows(client, 'authenticators', WRITTEN_COLUMNS.authenticators, rows.authenticators);
   await copyRows(client, 'user_roles', WRITTEN_COLUMNS.user_roles, rows.roleLinks);

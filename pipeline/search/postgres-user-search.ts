@@ -14,9 +14,10 @@ function likePattern(keyword: string): string {
   return `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** The WHERE clause of a search, with its parameters appended to `values`. */
-function filters(search: UserSearch, values: unknown[]): string {
-  const where: string[] = [];
+/** The WHERE clause of a search of the project's users, with its parameters appended to `values`. */
+function filters(project: string, search: UserSearch, values: unknown[]): string {
+  values.push(project);
+  const where: string[] = [`u.project_id = $${values.length}`];
   if (search.keyword !== '') {
     values.push(likePattern(search.keyword));
     where.push(`user_search_text(u.standard_attributes, u.id) LIKE search_fold($${values.length})`);
@@ -31,14 +32,14 @@ function filters(search: UserSearch, values: unknown[]): string {
     where.push(`EXISTS (SELECT 1 FROM user_groups ug JOIN groups g ON g.id = ug.group_id
                          WHERE ug.user_id = u.id AND g.key = ANY($${values.length}::text[]))`);
   }
-  return where.length > 0 ? where.join(' AND ') : 'true';
+  return where.join(' AND ');
 }
 
-export function postgresUserSearch(db: Queryable): UserSearchIndex {
+export function postgresUserSearch(db: Queryable, project: string): UserSearchIndex {
   return {
     async page(search) {
       const values: unknown[] = [];
-      const where = [filters(search, values)];
+      const where = [filters(project, search, values)];
       const sort = SORT_SQL[search.sortBy];
       const direction = search.direction;
       let offset = '';
@@ -67,7 +68,7 @@ export function postgresUserSearch(db: Queryable): UserSearchIndex {
     async count(search) {
       const values: unknown[] = [];
       const { rows } = await db.query<{ count: number }>(
-        `SELECT count(*)::int AS count FROM users u WHERE ${filters(search, values)}`,
+        `SELECT count(*)::int AS count FROM users u WHERE ${filters(project, search, values)}`,
         values,
       );
       return rows[0]?.count ?? 0;

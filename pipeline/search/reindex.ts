@@ -34,7 +34,7 @@ export async function reindexSearch(pool: Pool, store: SearchStore, projectId: s
   const db = await pool.connect();
   try {
     await pipeline(
-      streamSearchDocuments(db),
+      streamSearchDocuments(db, projectId),
       new Writable({
         objectMode: true,
         highWaterMark: 1000,

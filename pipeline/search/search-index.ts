@@ -24,7 +24,8 @@ export interface SearchIndex {
 /** ClickHouse when configured, else Postgres. Opening asks nothing of ClickHouse: it may be down. */
 export function openSearchIndex(config: ServiceConfig, pool: Pool): SearchIndex {
   const settings = config.search.clickhouse;
-  if (!settings) return { search: postgresUserSearch(pool), store: undefined, close: async () => {} };
+  if (!settings)
+    return { search: postgresUserSearch(pool, config.project.id), store: undefined, close: async () => {} };
   const store = openSearchStore(settings);
   return { search: clickhouseUserSearch(store, config.project.id), store, close: () => store.close() };
 }

@@ -14,6 +14,7 @@ import {
   findUsersByStandardAttribute,
 } from '../../pipeline/db/lookups.js';
 import { createPool } from '../../pipeline/db/pool.js';
+import { BENCH_PROJECT } from './bench-schema.js';
 
 const db = createPool({ connectionString: process.env.DATABASE_URL ?? '' });
 
@@ -21,15 +22,17 @@ type Variables = Record<string, string>;
 
 const answers: Record<string, (v: Variables) => Promise<unknown>> = {
   '/getUserByLoginID': async (v) => {
-    const [user] = await findUsersByLoginId(db, [{ key: v.k ?? '', value: v.v ?? '' }]);
+    const [user] = await findUsersByLoginId(db, BENCH_PROJECT, [{ key: v.k ?? '', value: v.v ?? '' }]);
     return user && fields(user);
   },
   '/getUsersByStandardAttribute': async (v) => {
-    const [users = []] = await findUsersByStandardAttribute(db, 'phone_number', [v.v ?? '']);
+    const [users = []] = await findUsersByStandardAttribute(db, BENCH_PROJECT, 'phone_number', [v.v ?? '']);
     return users.map(fields);
   },
   '/getUserByOAuth': async (v) => {
-    const [user] = await findUsersByOAuth(db, [{ providerAlias: v.a ?? '', subjectId: v.s ?? '' }]);
+    const [user] = await findUsersByOAuth(db, BENCH_PROJECT, [
+      { providerAlias: v.a ?? '', subjectId: v.s ?? '' },
+    ]);
     return user && fields(user);
   },
 };

@@ -7,10 +7,13 @@ import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 
 // Versioned: a change to the generated data must not reuse an older schema of the same size.
-export const BENCH_SCHEMA = 'bench_lookups_v2';
+export const BENCH_SCHEMA = 'bench_lookups_v3';
+
+/** The project the bench's users belong to: the embedded default's, which its services serve. */
+export const BENCH_PROJECT = 'default';
 
 /** The identity columns the bench's generated rows give, in their order. */
-export const IDENTITY_COPY_TARGET = `identities (id, user_id, type, login_id_key, login_id_type, login_id,
+export const IDENTITY_COPY_TARGET = `identities (project_id, id, user_id, type, login_id_key, login_id_type, login_id,
   original_login_id, provider_alias, provider_type, provider_subject_id, profile, claims,
   email, phone_number, preferred_username)`;
 
@@ -45,7 +48,11 @@ export async function benchUsers(url: string, count: number, log: (line: string)
   await pool.query('TRUNCATE users CASCADE');
   const client = await pool.connect();
   try {
-    await copyRows(client, 'users (id, created_at, updated_at, standard_attributes)', userRows(count));
+    await copyRows(
+      client,
+      'users (project_id, id, created_at, updated_at, standard_attributes)',
+      userRows(count),
+    );
     await copyRows(client, IDENTITY_COPY_TARGET, identityRows(count));
     // Vacuum now, so that autovacuum does not wake up on these fresh tables in the middle of a measurement.
     await client.query('VACUUM (ANALYZE) users, identities');
@@ -85,7 +92,7 @@ function* userRows(count: number): Generator<string> {
       given_name: `Given${i}`,
       family_name: `Family${i}`,
     });
-    yield `${generated.id(i)}\t${at}\t${at}\t${attributes}\n`;
+    yield `${BENCH_PROJECT}\t${generated.id(i)}\t${at}\t${at}\t${attributes}\n`;
   }
 }
 
@@ -96,14 +103,14 @@ function* identityRows(count: number): Generator<string> {
     const email = generated.email(i);
     const username = generated.username(i);
     const phone = generated.phone(i);
-    yield `${randomUUID()}\t${user}\tlogin_id\temail\temail\t${email}\t${email}\t${N}\t${N}\t${N}\t${N}\t{}\t${email}\t${N}\t${N}\n`;
-    yield `${randomUUID()}\t${user}\tlogin_id\tusername\tusername\t${username}\t${username}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${N}\t${username}\n`;
-    yield `${randomUUID()}\t${user}\tlogin_id\tphone\tphone\t${phone}\t${phone}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${phone}\t${N}\n`;
+    yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\tlogin_id\temail\temail\t${email}\t${email}\t${N}\t${N}\t${N}\t${N}\t{}\t${email}\t${N}\t${N}\n`;
+    yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\tlogin_id\tusername\tusername\t${username}\t${username}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${N}\t${username}\n`;
+    yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\tlogin_id\tphone\tphone\t${phone}\t${phone}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${phone}\t${N}\n`;
     const subject = generated.oauthSubject(i);
     if (subject) {
       const claims = JSON.stringify({ email: `oauth${i}@example.com` });
       const profile = JSON.stringify({ id: subject, email: `oauth${i}@example.com` });
-      yield `${randomUUID()}\t${user}\toauth\t${N}\t${N}\t${N}\t${N}\tgoogle\tgoogle\t${subject}\t${profile}\t${claims}\toauth${i}@example.com\t${N}\t${N}\n`;
+      yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\toauth\t${N}\t${N}\t${N}\t${N}\tgoogle\tgoogle\t${subject}\t${profile}\t${claims}\toauth${i}@example.com\t${N}\t${N}\n`;
     }
   }
 }

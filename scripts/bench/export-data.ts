@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
-import { copyRows, IDENTITY_COPY_TARGET } from './bench-schema.js';
+import { BENCH_PROJECT, copyRows, IDENTITY_COPY_TARGET } from './bench-schema.js';
 
 // Versioned: a change to the generated data must not reuse an older schema of the same size.
-const VERSION = 'v1';
+const VERSION = 'v2';
 const N = '\\N';
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
 const ROLES = Array.from({ length: 10 }, (_, k) => `role_${k}`);
@@ -45,17 +45,17 @@ export async function exportUsers(url: string, count: number, log: (line: string
   try {
     await copyRows(
       client,
-      'roles (id, key, name)',
-      ROLES.map((key, k) => `${roleId(k)}\t${key}\t${key}\n`),
+      'roles (project_id, id, key, name)',
+      ROLES.map((key, k) => `${BENCH_PROJECT}\t${roleId(k)}\t${key}\t${key}\n`),
     );
     await copyRows(
       client,
-      'groups (id, key, name)',
-      GROUPS.map((key, k) => `${groupId(k)}\t${key}\t${key}\n`),
+      'groups (project_id, id, key, name)',
+      GROUPS.map((key, k) => `${BENCH_PROJECT}\t${groupId(k)}\t${key}\t${key}\n`),
     );
     await copyRows(
       client,
-      'users (id, created_at, updated_at, standard_attributes, custom_attributes)',
+      'users (project_id, id, created_at, updated_at, standard_attributes, custom_attributes)',
       userRows(count),
     );
     await copyRows(client, IDENTITY_COPY_TARGET, identityRows(count));
@@ -99,7 +99,7 @@ function* userRows(count: number): Generator<string> {
       family_name: `Family${i}`,
     });
     const custom = JSON.stringify({ member_id: `M-${i}`, tier: i % 3 === 0 ? 'gold' : 'basic' });
-    yield `${userId(i)}\t${at}\t${at}\t${standard}\t${custom}\n`;
+    yield `${BENCH_PROJECT}\t${userId(i)}\t${at}\t${at}\t${standard}\t${custom}\n`;
   }
 }
 
@@ -108,12 +108,12 @@ function* identityRows(count: number): Generator<string> {
     const user = userId(i);
     const email = `user${i}@example.com`;
     const username = `user${i}`;
-    yield `${randomUUID()}\t${user}\tlogin_id\temail\temail\t${email}\t${email}\t${N}\t${N}\t${N}\t${N}\t{}\t${email}\t${N}\t${N}\n`;
-    yield `${randomUUID()}\t${user}\tlogin_id\tusername\tusername\t${username}\t${username}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${N}\t${username}\n`;
+    yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\tlogin_id\temail\temail\t${email}\t${email}\t${N}\t${N}\t${N}\t${N}\t{}\t${email}\t${N}\t${N}\n`;
+    yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\tlogin_id\tusername\tusername\t${username}\t${username}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${N}\t${username}\n`;
     if (i % 10 === 0) {
       const claims = JSON.stringify({ email: `oauth${i}@example.com` });
       const profile = JSON.stringify({ id: `g${i}`, email: `oauth${i}@example.com` });
-      yield `${randomUUID()}\t${user}\toauth\t${N}\t${N}\t${N}\t${N}\tgoogle\tgoogle\tg${i}\t${profile}\t${claims}\toauth${i}@example.com\t${N}\t${N}\n`;
+      yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\toauth\t${N}\t${N}\t${N}\t${N}\tgoogle\tgoogle\tg${i}\t${profile}\t${claims}\toauth${i}@example.com\t${N}\t${N}\n`;
     }
   }
 }

@@ -12,6 +12,7 @@ import { exportFields } from '../../pipeline/export/pointers.js';
 import { prepareSnapshot, streamUserRows } from '../../pipeline/export/user-rows.js';
 import { createLogger } from '../../pipeline/log.js';
 import { newTaskId } from '../../schemas/task-id.js';
+import { BENCH_PROJECT } from './bench-schema.js';
 import { exportSchema, exportUsers } from './export-data.js';
 import { COMPLETION_POLL_MS, rounds } from './measure.js';
 import { BENCH_KAFKA_TOPICS, schemaUrl, startProcess } from './processes.js';
@@ -228,7 +229,7 @@ async function flatReadRate(db: Pool, count: number): Promise<number> {
 async function recordsStatementRate(db: Pool, count: number): Promise<number> {
   const client = await db.connect();
   try {
-    await prepareSnapshot(client);
+    await prepareSnapshot(client, BENCH_PROJECT);
     const started = process.hrtime.bigint();
     await drain(streamUserRows(client));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;

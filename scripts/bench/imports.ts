@@ -9,7 +9,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
-import { batched } from './bench-schema.js';
+import { BENCH_PROJECT, batched } from './bench-schema.js';
 import { rounds, tasksCompletedAt } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
@@ -61,7 +61,11 @@ export async function freshSchema(url: string, schema: string): Promise<Pool> {
   const pool = createPool({ connectionString: url, schema, max: 4 });
   await migrate(pool);
   for (const key of ROLES)
-    await pool.query('INSERT INTO roles (id, key) VALUES ($1, $2)', [randomUUID(), key]);
+    await pool.query('INSERT INTO roles (id, project_id, key) VALUES ($1, $2, $3)', [
+      randomUUID(),
+      BENCH_PROJECT,
+      key,
+    ]);
   return pool;
 }
 

@@ -4,7 +4,7 @@ import {
   findUsersByStandardAttribute,
 } from '../../pipeline/db/lookups.js';
 import type { Pool } from '../../pipeline/db/pool.js';
-import { BENCH_SCHEMA, generated } from './bench-schema.js';
+import { BENCH_PROJECT, BENCH_SCHEMA, generated } from './bench-schema.js';
 import { throughput } from './measure.js';
 import {
   type BenchProcess,
@@ -55,10 +55,10 @@ function lookups(): Lookup[] {
       document: `query ($k: String!, $v: String!) { getUserByLoginID(loginIDKey: $k, loginIDValue: $v) { ${USER_FIELDS} } }`,
       variables: '{"k":"email","v":"user%d@example.com"}',
       step: 1,
-      sql: (db, i) => findUsersByLoginId(db, [{ key: 'email', value: generated.email(i) }]),
+      sql: (db, i) => findUsersByLoginId(db, BENCH_PROJECT, [{ key: 'email', value: generated.email(i) }]),
       explain: {
-        text: `SELECT user_id FROM identities WHERE type = 'login_id' AND login_id_key = $1 AND login_id = $2`,
-        values: (i) => ['email', generated.email(i)],
+        text: `SELECT user_id FROM identities WHERE project_id = $3 AND type = 'login_id' AND login_id_key = $1 AND login_id = $2`,
+        values: (i) => ['email', generated.email(i), BENCH_PROJECT],
       },
     },
     {
@@ -66,10 +66,10 @@ function lookups(): Lookup[] {
       document: `query ($n: String!, $v: String!) { getUsersByStandardAttribute(attributeName: $n, attributeValue: $v) { ${USER_FIELDS} } }`,
       variables: '{"n":"phone_number","v":"+14152%06d"}',
       step: 1,
-      sql: (db, i) => findUsersByStandardAttribute(db, 'phone_number', [generated.phone(i)]),
+      sql: (db, i) => findUsersByStandardAttribute(db, BENCH_PROJECT, 'phone_number', [generated.phone(i)]),
       explain: {
-        text: 'SELECT user_id FROM identities WHERE phone_number = $1',
-        values: (i) => [generated.phone(i)],
+        text: 'SELECT user_id FROM identities WHERE project_id = $2 AND phone_number = $1',
+        values: (i) => [generated.phone(i), BENCH_PROJECT],
       },
     },
     {
@@ -78,7 +78,7 @@ function lookups(): Lookup[] {
       variables: '{"a":"google","s":"g%d"}',
       step: 10,
       sql: (db, i) =>
-        findUsersByOAuth(db, [
+        findUsersByOAuth(db, BENCH_PROJECT, [
           { providerAlias: 'google', subjectId: generated.oauthSubject(i - (i % 10)) ?? '' },
         ]),
       explain: {

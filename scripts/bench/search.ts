@@ -16,7 +16,7 @@ import {
   startUserChangeRelay,
 } from '../../pipeline/search/user-change-stream.js';
 import type { UserSearch, UserSearchIndex } from '../../pipeline/search/user-search.js';
-import { generated } from './bench-schema.js';
+import { BENCH_PROJECT, generated } from './bench-schema.js';
 import { freshSchema, record } from './imports.js';
 import { BENCH_KAFKA_TOPICS, startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
@@ -79,9 +79,9 @@ export async function benchSearch(
   log: (line: string) => void,
 ): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const pg = postgresUserSearch(db);
+  const pg = postgresUserSearch(db, BENCH_PROJECT);
   const exact = await latencies(SEARCHES, (i) =>
-    findUsersByLoginId(db, [{ key: 'email', value: generated.email((i * 7919) % users) }]),
+    findUsersByLoginId(db, BENCH_PROJECT, [{ key: 'email', value: generated.email((i * 7919) % users) }]),
   );
   const onPostgres = await latencies(SEARCHES, searchOnce(pg, users));
   log(`search on Postgres: p50 ${percentile(onPostgres, 50).toFixed(1)} ms`);

@@ -51,9 +51,9 @@ export async function createUser(db: Queryable, project: ProjectConfig, user: Fi
     ...(phone ? { phone_number: phone } : {}),
   };
   await db.query(
-    `INSERT INTO users (id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes)
-     VALUES ($1, coalesce($2::timestamptz, clock_timestamp()), coalesce($2::timestamptz, clock_timestamp()), $3, $4, $5)`,
-    [id, user.createdAt ?? null, user.disabled ?? false, standard, user.custom ?? {}],
+    `INSERT INTO users (id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes, project_id)
+     VALUES ($1, coalesce($2::timestamptz, clock_timestamp()), coalesce($2::timestamptz, clock_timestamp()), $3, $4, $5, $6)`,
+    [id, user.createdAt ?? null, user.disabled ?? false, standard, user.custom ?? {}, project.id],
   );
   const loginIds: [string, string | undefined, string | undefined, string][] = [
     ['email', email, user.email, 'email'],
@@ -63,9 +63,10 @@ export async function createUser(db: Queryable, project: ProjectConfig, user: Fi
   for (const [key, value, original, attribute] of loginIds) {
     if (value === undefined || original === undefined) continue;
     await db.query(
-      `INSERT INTO identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id, ${attribute})
-       VALUES ($1, $2, 'login_id', $3, $3, $4, $5, $4)`,
-      [randomUUID(), id, key, value, original],
+      `INSERT INTO identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id, ${attribute},
+                               project_id)
+       VALUES ($1, $2, 'login_id', $3, $3, $4, $5, $4, $6)`,
+      [randomUUID(), id, key, value, original, project.id],
     );
   }
   for (const o of user.oauth ?? []) {
@@ -80,8 +81,8 @@ export async function createUser(db: Queryable, project: ProjectConfig, user: Fi
         : null;
     await db.query(
       `INSERT INTO identities (id, user_id, type, provider_alias, provider_type, provider_subject_id, profile, claims,
-                               email, phone_number, preferred_username)
-       VALUES ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8, $9, $10)`,
+                               email, phone_number, preferred_username, project_id)
+       VALUES ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [
         randomUUID(),
         id,
@@ -93,6 +94,7 @@ export async function createUser(db: Queryable, project: ProjectConfig, user: Fi
         claimEmail,
         claimPhone,
         claimUsername,
+        project.id,
       ],
     );
   }
@@ -114,14 +116,14 @@ export async function createUser(db: Queryable, project: ProjectConfig, user: Fi
     ['groups', 'user_groups', 'group_id', user.groups ?? []],
   ] as const) {
     for (const key of keys) {
-      await db.query(`INSERT INTO ${table} (id, key) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [
-        randomUUID(),
-        key,
-      ]);
-      await db.query(`INSERT INTO ${link} (user_id, ${column}) SELECT $1, id FROM ${table} WHERE key = $2`, [
-        id,
-        key,
-      ]);
+      await db.query(
+        `INSERT INTO ${table} (id, project_id, key) VALUES ($1, $2, $3) ON CONFLICT (project_id, key) DO NOTHING`,
+        [randomUUID(), project.id, key],
+      );
+      await db.query(
+        `INSERT INTO ${link} (user_id, ${column}) SELECT $1, id FROM ${table} WHERE project_id = $2 AND key = $3`,
+        [id, project.id, key],
+      );
     }
   }
   return id;
@@ -135,14 +137,14 @@ export async function createUser(db: Queryable, project: ProjectConfig, user: Fi
 export async function insertGeneratedUsers(
   db: Queryable,
   count: number,
-  { prefix = 'user', domain = 'example.com', nameLength = 0, since = '2026-01-01' } = {},
+  { prefix = 'user', domain = 'example.com', nameLength = 0, since = '2026-01-01', project = 'default' } = {},
 ): Promise<void> {
   await db.query(
-    `INSERT INTO users (id, created_at, standard_attributes)
+    `INSERT INTO users (id, created_at, standard_attributes, project_id)
      SELECT gen_random_uuid(), $5::timestamptz + n * interval '1 ms',
             jsonb_strip_nulls(jsonb_build_object('email', $2 || n || '@' || $3,
-                                                 'name', nullif(repeat('x', $4), '')))
+                                                 'name', nullif(repeat('x', $4), ''))), $6
        FROM generate_series(1, $1) n`,
-    [count, prefix, domain, nameLength, since],
+    [count, prefix, domain, nameLength, since, project],
   );
 }

@@ -53,7 +53,9 @@ describe('web console', function () {
 
   before(async () => {
     // A role for the file's records to name; one record names a role the project lacks.
-    await db().query(`INSERT INTO roles (id, key, name) VALUES (gen_random_uuid(), 'staff', 'Staff')`);
+    await db().query(
+      `INSERT INTO roles (id, project_id, key, name) VALUES (gen_random_uuid(), 'default', 'staff', 'Staff')`,
+    );
     writeFileSync(
       path.join(files, 'people.csv'),
       [

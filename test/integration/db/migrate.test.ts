@@ -25,33 +25,36 @@ describe('db/migrate', () => {
       // Enough rows, analyzed, that the plan is the one a real table gets: with none, every scan
       // costs the same and the planner takes any of them.
       await client.query(
-        `INSERT INTO users (id) SELECT gen_random_uuid() FROM generate_series(1, 5000);
-         INSERT INTO identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id, email)
-           SELECT gen_random_uuid(), id, 'login_id', 'email', 'email', id || '@x.test', id || '@x.test', id || '@x.test'
+        `INSERT INTO users (id, project_id) SELECT gen_random_uuid(), 'p' || n % 50 FROM generate_series(1, 5000) n;
+         INSERT INTO identities (id, project_id, user_id, type, login_id_key, login_id_type, login_id, original_login_id, email)
+           SELECT gen_random_uuid(), project_id, id, 'login_id', 'email', 'email', id || '@x.test', id || '@x.test',
+                  id || '@x.test'
              FROM users;
-         INSERT INTO identities (id, user_id, type, provider_alias, provider_type, provider_subject_id, phone_number,
-                                 preferred_username)
-           SELECT gen_random_uuid(), id, 'oauth', 'google', 'google', id, id, id FROM users;
+         INSERT INTO identities (id, project_id, user_id, type, provider_alias, provider_type, provider_subject_id,
+                                 phone_number, preferred_username)
+           SELECT gen_random_uuid(), project_id, id, 'oauth', 'google', 'google', id, id, id FROM users;
          ANALYZE users; ANALYZE identities;`,
       );
       const plan = async (sql: string, values: string[]) =>
         JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, values)).rows[0]);
       expect(
         await plan(
-          `SELECT user_id FROM identities WHERE type = 'login_id' AND login_id_key = $1 AND login_id = $2`,
-          ['email', 'a@example.com'],
+          `SELECT user_id FROM identities
+            WHERE project_id = $3 AND type = 'login_id' AND login_id_key = $1 AND login_id = $2`,
+          ['email', 'a@example.com', 'p1'],
         ),
       ).to.include('"Index Name":"identities_login_id"');
       expect(
         await plan(
-          `SELECT user_id FROM identities WHERE type = 'oauth' AND provider_alias = $1 AND provider_subject_id = $2`,
-          ['google', '1'],
+          `SELECT user_id FROM identities
+            WHERE project_id = $3 AND type = 'oauth' AND provider_alias = $1 AND provider_subject_id = $2`,
+          ['google', '1', 'p1'],
         ),
       ).to.include('"Index Name":"identities_oauth"');
       for (const column of ['email', 'phone_number', 'preferred_username']) {
-        expect(await plan(`SELECT user_id FROM identities WHERE ${column} = $1`, ['x'])).to.include(
-          `"Index Name":"identities_${column}"`,
-        );
+        expect(
+          await plan(`SELECT user_id FROM identities WHERE project_id = $2 AND ${column} = $1`, ['x', 'p1']),
+        ).to.include(`"Index Name":"identities_${column}"`);
       }
     } finally {
       client.release();
@@ -60,12 +63,13 @@ describe('db/migrate', () => {
 
   it('keeps login ids unique per key and OAuth subjects unique per alias', async () => {
     await db().query(
-      `INSERT INTO users (id) VALUES ('00000000-0000-0000-0000-000000000001'), ('00000000-0000-0000-0000-000000000002')`,
+      `INSERT INTO users (id, project_id) VALUES ('00000000-0000-0000-0000-000000000001', 'default'),
+                                                 ('00000000-0000-0000-0000-000000000002', 'default')`,
     );
     const insertLogin = (id: string, user: string) =>
       db().query(
-        `INSERT INTO identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id)
-         VALUES ($1, $2, 'login_id', 'email', 'email', 'same@example.com', 'Same@example.com')`,
+        `INSERT INTO identities (id, project_id, user_id, type, login_id_key, login_id_type, login_id, original_login_id)
+         VALUES ($1, 'default', $2, 'login_id', 'email', 'email', 'same@example.com', 'Same@example.com')`,
         [id, user],
       );
     await insertLogin('10000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000001');

@@ -266,7 +266,8 @@ describe('export download URLs and retention', () => {
 
   it('deletes the file and forgets the task after retention', async () => {
     const done = await service.run({ format: 'ndjson' });
-    const fileName = new URL(done.download_url as string).pathname.split('/').pop() as string;
+    // The blob's name is the project's folder and the file's name: the URL's last two parts.
+    const fileName = new URL(done.download_url as string).pathname.split('/').slice(-2).join('/');
     expect(await service.blobs().list(fileName)).to.deep.equal([fileName]);
     const gone = await eventually(
       async () => (await service.status(done.id as string)).statusCode,

@@ -201,7 +201,7 @@ async function copyText(stream: NodeJS.ReadableStream, ...stages: NodeJS.ReadWri
 /** The ndjson lines the export writes now: plain rows assembled by the worker. */
 async function assembledLines(db: Pool, settings: SnapshotSettings): Promise<string[]> {
   return withSnapshot(db, async (client) => {
-    await prepareSnapshot(client, settings);
+    await prepareSnapshot(client, 'default', settings);
     return copyText(
       streamUserRows(client, settings),
       assembleRecords({ totpIssuer: ISSUER }),
@@ -213,7 +213,7 @@ async function assembledLines(db: Pool, settings: SnapshotSettings): Promise<str
 /** The ndjson lines the export wrote when Postgres built the JSON (JSON.stringify of each). */
 async function referenceLines(db: Pool, settings: SnapshotSettings): Promise<string[]> {
   return withSnapshot(db, async (client) => {
-    await prepareSnapshot(client, settings);
+    await prepareSnapshot(client, 'default', settings);
     await client.query(
       `SELECT set_config('export.totp_issuer', $1, true), set_config('export.times', $2, true),
               set_config('export.password_hashes', $3, true)`,
@@ -236,7 +236,7 @@ interface PlanNode {
 /** The plan of the records statement under the export's settings (prepareSnapshot). */
 async function recordsPlan(db: Pool, settings: SnapshotSettings): Promise<PlanNode> {
   return withSnapshot(db, async (client) => {
-    await prepareSnapshot(client, settings);
+    await prepareSnapshot(client, 'default', settings);
     const { rows: jit } = await client.query<{ jit: string }>(`SELECT current_setting('jit') AS jit`);
     expect(jit[0]?.jit, 'JIT compiling holds the first row back').to.equal('off');
     const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(

@@ -48,7 +48,7 @@ interface PartRow {
 async function oneWorkerFile(db: Pool, options: ExportTaskOptions): Promise<Buffer> {
   return withSnapshot(db, async (conn) => {
     const settings = snapshotSettings(options);
-    await prepareSnapshot(conn, settings);
+    await prepareSnapshot(conn, 'default', settings);
     const chunks: Buffer[] = [];
     await writeRecords(conn, settings, options, {
       totpIssuer: ISSUER,
@@ -80,8 +80,8 @@ describe('split export over two worker processes (kafka)', function () {
   before(async () => {
     await insertGeneratedUsers(db(), USERS);
     await db().query(
-      `INSERT INTO users (id, created_at, standard_attributes, custom_attributes)
-       SELECT gen_random_uuid(), '2026-01-01T00:00:30Z', jsonb_build_object('email', 'tied' || n || '@example.com'),
+      `INSERT INTO users (id, project_id, created_at, standard_attributes, custom_attributes)
+       SELECT gen_random_uuid(), 'default', '2026-01-01T00:00:30Z', jsonb_build_object('email', 'tied' || n || '@example.com'),
               jsonb_build_object('n', n)
          FROM generate_series(1, $1) n`,
       [TIED],

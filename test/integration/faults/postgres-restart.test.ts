@@ -151,7 +151,10 @@ describe('Postgres restarted during an import and an export', function () {
     // its own blob: it stops at its next heartbeat and discards its blocks. (The container also
     // holds the import's results file.)
     const blobs = await eventually(
-      () => service.blobs().list(`${service.config().project.id}-${id}`, { uncommitted: true }),
+      () => {
+        const project = service.config().project.id;
+        return service.blobs().list(`${project}/${project}-${id}`, { uncommitted: true });
+      },
       (names) => names.length === 1,
     );
     expect(blobs, 'one file, nothing staged').to.have.length(1);

@@ -84,8 +84,8 @@ describe('concurrent upserts of the same users (two worker processes)', function
     await service
       .db()
       .query(
-        `INSERT INTO identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id)
-         VALUES (gen_random_uuid(), $1, 'login_id', 'phone', 'phone', '+14159999999', '+14159999999')`,
+        `INSERT INTO identities (id, project_id, user_id, type, login_id_key, login_id_type, login_id, original_login_id)
+         VALUES (gen_random_uuid(), 'default', $1, 'login_id', 'phone', 'phone', '+14159999999', '+14159999999')`,
         [userId],
       )
       .catch((err: { code?: string }) => {

@@ -388,7 +388,7 @@ describe('export: include_password_hashes', function () {
 
   it('leaves the hashes out when not asked for', async () => {
     await service.db().query(
-      `INSERT INTO users (id) VALUES ('0190a0a0-0000-7000-8000-0000000000aa');
+      `INSERT INTO users (id, project_id) VALUES ('0190a0a0-0000-7000-8000-0000000000aa', 'default');
        INSERT INTO authenticators (id, user_id, kind, type, password_hash)
        VALUES (gen_random_uuid(), '0190a0a0-0000-7000-8000-0000000000aa', 'primary', 'password', '$2b$10$abc')`,
     );
