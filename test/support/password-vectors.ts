@@ -8,6 +8,18 @@ export const FIREBASE_PARAMS: FirebaseScryptParams = {
   memCost: 14,
 };
 
+/** Firebase's project hash parameters as `userctl import --from firebase` takes them (flags). */
+export const FIREBASE_FLAGS: readonly string[] = [
+  '--hash-key',
+  FIREBASE_PARAMS.signerKey,
+  '--salt-separator',
+  FIREBASE_PARAMS.saltSeparator,
+  '--rounds',
+  String(FIREBASE_PARAMS.rounds),
+  '--mem-cost',
+  String(FIREBASE_PARAMS.memCost),
+];
+
 const hexToB64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');
 const phcB64 = (hex: string) => hexToB64(hex).replace(/=+$/, '');
 

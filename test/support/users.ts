@@ -148,3 +148,13 @@ export async function insertGeneratedUsers(
     [count, prefix, domain, nameLength, since, project],
   );
 }
+
+/** The stored primary password hash of the user with this email ('' when it has none). */
+export async function passwordHashOf(db: Queryable, email: string): Promise<string> {
+  const { rows } = await db.query<{ password_hash: string }>(
+    `SELECT a.password_hash FROM authenticators a JOIN users u ON u.id = a.user_id
+      WHERE a.kind = 'primary' AND a.type = 'password' AND u.standard_attributes->>'email' = $1`,
+    [email],
+  );
+  return rows[0]?.password_hash ?? '';
+}

@@ -7,8 +7,9 @@ import { expect } from 'chai';
 import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { useApiProcess } from '../../support/api-process.js';
 import { useTestSchema } from '../../support/database.js';
-import { FIREBASE_PARAMS } from '../../support/password-vectors.js';
+import { FIREBASE_FLAGS } from '../../support/password-vectors.js';
 import { userctl } from '../../support/userctl.js';
+import { passwordHashOf } from '../../support/users.js';
 
 interface ResultLine {
   position: number;
@@ -101,14 +102,7 @@ describe('userctl import --from auth0|firebase|cognito', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
   const env = () => ({ DATA_DIR: api().dataDir });
 
-  const passwordOf = async (email: string): Promise<string> => {
-    const { rows } = await db().query<{ password_hash: string }>(
-      `SELECT a.password_hash FROM authenticators a JOIN users u ON u.id = a.user_id
-        WHERE a.kind = 'primary' AND a.type = 'password' AND u.standard_attributes->>'email' = $1`,
-      [email],
-    );
-    return rows[0]?.password_hash ?? '';
-  };
+  const passwordOf = (email: string) => passwordHashOf(db(), email);
 
   it('maps an Auth0 export, its hashes and factors, and lists the members it leaves out', async () => {
     const file = path.join(dir, 'auth0.ndjson');
@@ -233,23 +227,7 @@ describe('userctl import --from auth0|firebase|cognito', function () {
   it('maps a Firebase auth:export file with the hash parameters given as flags', async () => {
     const file = path.join(dir, 'firebase.json');
     writeFileSync(file, JSON.stringify(FIREBASE_EXPORT));
-    const run = await userctl(
-      [
-        'import',
-        file,
-        '--from',
-        'firebase',
-        '--hash-key',
-        FIREBASE_PARAMS.signerKey,
-        '--salt-separator',
-        FIREBASE_PARAMS.saltSeparator,
-        '--rounds',
-        String(FIREBASE_PARAMS.rounds),
-        '--mem-cost',
-        String(FIREBASE_PARAMS.memCost),
-      ],
-      env(),
-    );
+    const run = await userctl(['import', file, '--from', 'firebase', ...FIREBASE_FLAGS], env());
     // Every record succeeded, some with source members left out: exit 3, counted on the closing line.
     expect(run.code, run.stderr).to.equal(3);
     expect(run.stderr).to.match(/; [\d,]+ warnings, [1-9][\d,]* records with unmapped members; /);

@@ -7,8 +7,9 @@ import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { useApiProcess } from '../../support/api-process.js';
 import { useTestSchema } from '../../support/database.js';
 import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
-import { FIREBASE_PARAMS } from '../../support/password-vectors.js';
+import { FIREBASE_FLAGS } from '../../support/password-vectors.js';
 import { userctl } from '../../support/userctl.js';
+import { passwordHashOf } from '../../support/users.js';
 
 interface ExportedUser {
   sub: string;
@@ -63,14 +64,7 @@ describe('userctl import --from: the source read back through lookups and an exp
   });
   const env = () => ({ DATA_DIR: api().dataDir });
 
-  const passwordOf = async (email: string): Promise<string> => {
-    const { rows } = await db().query<{ password_hash: string }>(
-      `SELECT a.password_hash FROM authenticators a JOIN users u ON u.id = a.user_id
-        WHERE a.kind = 'primary' AND a.type = 'password' AND u.standard_attributes->>'email' = $1`,
-      [email],
-    );
-    return rows[0]?.password_hash ?? '';
-  };
+  const passwordOf = (email: string) => passwordHashOf(db(), email);
   /** The id of the user `getUserByOAuth(alias, subject)` finds, or null. */
   const byOAuth = async (alias: string, subject: string): Promise<string | null> => {
     const client = await connect({ dataDir: api().dataDir });
@@ -299,14 +293,7 @@ describe('userctl import --from: the source read back through lookups and an exp
         'localId=source_user_id',
         '--attribute',
         'createdAt=signed_up_at',
-        '--hash-key',
-        FIREBASE_PARAMS.signerKey,
-        '--salt-separator',
-        FIREBASE_PARAMS.saltSeparator,
-        '--rounds',
-        String(FIREBASE_PARAMS.rounds),
-        '--mem-cost',
-        String(FIREBASE_PARAMS.memCost),
+        ...FIREBASE_FLAGS,
       ],
       env(),
     );
