@@ -4,25 +4,34 @@ import type { Queryable } from './pool.js';
 export interface UserChange {
   readonly seq: string;
   readonly user_id: string;
+  /** The user's project (absent from changes published before changes named it). */
+  readonly project_id?: string;
   /** When the change was written (RFC 3339), to measure the index's lag. */
   readonly changed_at: string;
 }
 
 /**
- * Marks users changed, in the caller's transaction: the search index reads them again. Every
- * writer of users calls this (import batches do; so must the platform's login service when it
+ * Marks users of a project changed, in the caller's transaction: the search index reads them
+ * again. Every writer of users calls this (import batches do; so must the platform's login service when it
  * writes `last_login_at`).
  */
-export async function recordUserChanges(db: Queryable, userIds: readonly string[]): Promise<void> {
+export async function recordUserChanges(
+  db: Queryable,
+  project: string,
+  userIds: readonly string[],
+): Promise<void> {
   if (userIds.length === 0) return;
-  await db.query('INSERT INTO user_changes (user_id) SELECT unnest($1::uuid[])', [userIds]);
+  await db.query('INSERT INTO user_changes (project_id, user_id) SELECT $1, unnest($2::uuid[])', [
+    project,
+    userIds,
+  ]);
 }
 
 /** The oldest changes not yet published, locked so that one relay publishes each. */
 export async function takeUserChanges(db: Queryable, limit: number): Promise<UserChange[]> {
   const { rows } = await db.query<UserChange>(
     // Ordered by the bigint column (the primary key's order), not by the text the select names `seq`.
-    `SELECT c.seq::text AS seq, c.user_id, c.changed_at FROM user_changes c
+    `SELECT c.seq::text AS seq, c.user_id, c.project_id, c.changed_at FROM user_changes c
       ORDER BY c.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
     [limit],
   );

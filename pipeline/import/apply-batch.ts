@@ -114,7 +114,7 @@ async function applyRecords(
   const state = await loadBatchState(client, todo, options);
   const plan = planBatch(todo, state, options);
   await writeBatchPlan(client, options.project.id, plan, state);
-  if (options.recordChanges) await recordUserChanges(client, [...plan.changed.keys()]);
+  if (options.recordChanges) await recordUserChanges(client, options.project.id, [...plan.changed.keys()]);
   await target.keep(client, plan.details, (todo.at(-1)?.index ?? processed) + 1);
   return plan.details;
 }

@@ -58,7 +58,8 @@ export function startUserChangeRelay(pool: Pool, kafka: Kafka, prefix: string, l
       if (changes.length === 0) return 0;
       await producer.send({
         topic,
-        messages: changes.map((c) => ({ key: c.user_id, value: JSON.stringify(c) })),
+        // Keyed by project and user: one user's changes stay in order, a project's burst spreads.
+        messages: changes.map((c) => ({ key: `${c.project_id}/${c.user_id}`, value: JSON.stringify(c) })),
       });
       await dropUserChanges(
         client,
@@ -141,7 +142,10 @@ async function writeChanges(
 ): Promise<void> {
   if (changes.length === 0) return;
   const docs = await searchDocuments(pool, [...new Set(changes.map((c) => c.user_id))]);
-  const values = docs.map((d) => searchRow(projectId, d));
+  // Each user under the project its change names; a change from before changes named it is this
+  // process's project's.
+  const projects = new Map(changes.map((c) => [c.user_id, c.project_id ?? projectId]));
+  const values = docs.map((d) => searchRow(projects.get(d.user_id) ?? projectId, d));
   const tables = await (
     await store.client.query({
       query: `SELECT name FROM system.tables

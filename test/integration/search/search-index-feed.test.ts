@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createClient } from '@clickhouse/client';
 import { expect } from 'chai';
+import { configFromDocument } from '../../../pipeline/config.js';
+import { recordUserChanges } from '../../../pipeline/db/user-changes.js';
 import { useClickHouseSettings } from '../../support/clickhouse.js';
 import { testDatabaseUrl } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
@@ -91,6 +93,30 @@ describe('search index on ClickHouse: reindex and outage', function () {
         10,
       ),
     ).to.deep.equal([later]);
+  });
+
+  it("files each change under its user's project: another project's user is never found in this one", async () => {
+    const beta = configFromDocument({ project: { id: 'beta' } }).project;
+    const id = await createUser(service.db(), beta, { email: 'beta-user@feed.test' });
+    await recordUserChanges(service.db(), beta.id, [id]);
+    const clickhouse = createClient({
+      url: String(settings.clickhouse_url),
+      database: String(settings.clickhouse_database),
+    });
+    const filed = await eventually(
+      async () =>
+        (await (
+          await clickhouse.query({
+            query: `SELECT project_id FROM users_search FINAL WHERE user_id = '${id}'`,
+            format: 'JSONEachRow',
+          })
+        ).json()) as { project_id: string }[],
+      (rows) => rows.length > 0,
+      10,
+    );
+    await clickhouse.close();
+    expect(filed).to.deep.equal([{ project_id: 'beta' }]);
+    expect(await foundIds('beta-user@feed')).to.deep.equal([]);
   });
 
   it('with ClickHouse down: lookups answer, users() is a clear 503 error, imports go on, and the index catches up', async () => {

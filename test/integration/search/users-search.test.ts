@@ -172,7 +172,7 @@ for (const backend of ['postgres', 'clickhouse'] as const) {
           ids.emile,
           2,
         ]);
-      await recordChanges(service.db(), [idOf('bobby'), idOf('emile')]);
+      await recordChanges(service.db(), service.config().project.id, [idOf('bobby'), idOf('emile')]);
       const logins = await eventually(
         async () => names(await list({ sortBy: 'LAST_LOGIN_AT', dir: 'DESC' })),
         (n) => Array.isArray(n) && n[0] === 'bobby' && n[1] === 'emile',
@@ -201,7 +201,7 @@ for (const backend of ['postgres', 'clickhouse'] as const) {
       const offset = Buffer.from('offset:0').toString('base64url');
       expect(names(await list({ first: 2, after: offset }))).to.deep.equal(['carol_x', 'emile']);
       await service.db().query('DELETE FROM users WHERE id = $1', [ids.dave]);
-      await recordChanges(service.db(), [idOf('dave')]);
+      await recordChanges(service.db(), service.config().project.id, [idOf('dave')]);
       await expectFound({ q: 'dave' }, []);
     });
 
