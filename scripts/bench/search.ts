@@ -4,6 +4,7 @@ import { kafkaClient } from '../../pipeline/bus/kafka-client.js';
 import { findUsersByLoginId } from '../../pipeline/db/lookups.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { searchDocuments } from '../../pipeline/db/search-documents.js';
+import { recordUserChanges } from '../../pipeline/db/user-changes.js';
 import { createLogger } from '../../pipeline/log.js';
 import { clickhouseUserSearch } from '../../pipeline/search/clickhouse-user-search.js';
 import { postgresUserSearch } from '../../pipeline/search/postgres-user-search.js';
@@ -21,7 +22,6 @@ import { freshSchema, record } from './imports.js';
 import { BENCH_KAFKA_TOPICS, startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
-const PROJECT = 'default';
 const SEARCHES = 300;
 const WARM_UP = 30;
 const SINK_CHANGES = 100_000;
@@ -98,9 +98,12 @@ export async function benchSearch(
   const store = openSearchStore({ url: clickhouseUrl, database: 'bench_search' });
   try {
     const reindexStarted = Date.now();
-    const indexed = await reindexSearch(db, store, PROJECT);
+    const indexed = await reindexSearch(db, store, BENCH_PROJECT);
     log(`search-reindex: ${indexed} users in ${((Date.now() - reindexStarted) / 1000).toFixed(1)} s`);
-    const onClickHouse = await latencies(SEARCHES, searchOnce(clickhouseUserSearch(store, PROJECT), users));
+    const onClickHouse = await latencies(
+      SEARCHES,
+      searchOnce(clickhouseUserSearch(store, BENCH_PROJECT), users),
+    );
     log(`search on ClickHouse: p50 ${percentile(onClickHouse, 50).toFixed(1)} ms`);
     rows.push(
       row(
@@ -132,7 +135,7 @@ async function sinkThroughput(
   const prepared = [];
   for (let i = 0; i < ids.length; i += 10_000) {
     for (const doc of await searchDocuments(db, ids.slice(i, i + 10_000)))
-      prepared.push(searchRow(PROJECT, doc));
+      prepared.push(searchRow(BENCH_PROJECT, doc));
   }
   const scratch = 'users_search_raw';
   await store.client.command({ query: `DROP TABLE IF EXISTS ${store.table(scratch)}` });
@@ -154,10 +157,10 @@ async function sinkThroughput(
   const kafka = kafkaClient(brokers.split(','), prefix, quiet);
   await ensureUserChangesTopic(kafka, prefix, BENCH_KAFKA_TOPICS, quiet);
   const since = Date.now() * 1000;
-  await db.query('INSERT INTO user_changes (user_id) SELECT unnest($1::uuid[])', [ids]);
+  await recordUserChanges(db, BENCH_PROJECT, ids);
   const started = process.hrtime.bigint();
   const relay = startUserChangeRelay(db, kafka, prefix, quiet);
-  const sink = await startSearchSink(db, kafka, store, PROJECT, prefix, quiet);
+  const sink = await startSearchSink(db, kafka, store, BENCH_PROJECT, prefix, quiet);
   try {
     for (;;) {
       const [r] = await (

@@ -26,8 +26,8 @@ describe('db: queue positions and change sequences are read in number order', ()
 
   it("the relay's take walks the primary key in its order, with no sort over the whole table", async () => {
     await db().query(
-      `INSERT INTO user_changes (seq, user_id)
-       SELECT n, '00000000-0000-4000-8000-000000000000'::uuid FROM generate_series(95, 130) n`,
+      `INSERT INTO user_changes (seq, user_id, project_id)
+       SELECT n, '00000000-0000-4000-8000-000000000000'::uuid, 'default' FROM generate_series(95, 130) n`,
     );
     await db().query('ANALYZE user_changes');
     const taken = await withTransaction(db(), (tx) => takeUserChanges(tx, 10));
