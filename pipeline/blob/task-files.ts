@@ -26,7 +26,7 @@ export function taskFileName(
 }
 
 /**
- * The name of the blob one attempt at an export writes: the file's name with a tag of the
+ * The name of the blob one task attempt writes (an export's file, an import's results file): the file's name with a tag of the
  * attempt before its extension, under the project's folder. Attempts at one task never share a blob (two in the same second
  * would have shared the file's name), so one attempt discarding its blocks, or committing its
  * list, never touches another's; the file keeps its name as the download's (Content-Disposition).

@@ -3,7 +3,7 @@ import type { Queryable } from './pool.js';
 // The blobs task attempts write (an export's file, an import's results file; sql/015 and 022),
 // and which of them no task names.
 
-/** Records the blob an export attempt is about to write, before any of it can be committed. */
+/** Records the blob a task attempt is about to write, before any of it can be committed. */
 export async function recordTaskBlob(db: Queryable, taskId: string, blobName: string): Promise<void> {
   await db.query('INSERT INTO task_blobs (blob_name, task_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
     blobName,

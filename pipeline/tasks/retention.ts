@@ -38,7 +38,7 @@ export async function sweepExpiredTasks(
 const ABANDONED_BATCH = 100;
 
 /**
- * Deletes the files of export attempts that ended without their task naming them: an attempt
+ * Deletes the files of task attempts that ended without their task naming them: an attempt
  * that committed its blob and then died (a killed worker, a Postgres blip) before it completed
  * its task, which a later attempt then completed with a file of its own, or which ended failed.
  * Returns the names deleted.
@@ -66,8 +66,13 @@ export async function deleteUnnamedTaskFiles(
   const cutoff = new Date(Date.now() - retentionSeconds * 1000);
   const old: string[] = [];
   for (const project of projectIds) {
-    for (const prefix of [projectPrefix(project), `${project}-`])
-      old.push(...(await blobs.listCreatedBefore(cutoff, prefix)));
+    old.push(...(await blobs.listCreatedBefore(cutoff, projectPrefix(project))));
+    // Before the folders: `<project>-<task id>-...` at the top. Matched whole, since a project's id
+    // may begin another's (`a` and `a-user...`).
+    const legacy = new RegExp(`^${project}-user(import|export)_[A-Z2-7]{32}-[^/]*$`);
+    old.push(
+      ...(await blobs.listCreatedBefore(cutoff, `${project}-user`)).filter((name) => legacy.test(name)),
+    );
   }
   const names = old.length === 0 ? [] : await unnamedBlobs(pool, old);
   for (const name of names) await blobs.delete(name);

@@ -1,4 +1,4 @@
-import { type ForeignRecord, isObject, mapMembers, oauthIdentity } from './foreign-record.js';
+import { type ForeignRecord, isObject, jsonValue, mapMembers, oauthIdentity } from './foreign-record.js';
 
 /** The password hashes delivered beside an Auth0 export, taken by the user id they belong to. */
 export interface PasswordHashes {
@@ -164,12 +164,4 @@ export function auth0CsvUser(row: Readonly<Record<string, string>>): Record<stri
     } else user[column] = value;
   }
   return user;
-}
-
-function jsonValue(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,4 +1,4 @@
-import { type ForeignRecord, isObject, mapMembers, oauthIdentity } from './foreign-record.js';
+import { type ForeignRecord, isObject, jsonValue, mapMembers, oauthIdentity } from './foreign-record.js';
 
 // Cognito has no export file. What users have is `aws cognito-idp list-users` JSON
 // (`{"Users": [{"Username", "Attributes": [{"Name", "Value"}], "Enabled", "UserStatus", ...}]}`,
@@ -62,8 +62,8 @@ export function cognitoIdentities(
   const identities: Record<string, unknown>[] = [];
   const unmapped: string[] = [];
   if (row.identities === undefined || row.identities === '') return { identities, unmapped };
-  const list = typeof row.identities === 'string' ? jsonArray(row.identities) : undefined;
-  if (!list) return { identities, unmapped: ['identities'] };
+  const list = typeof row.identities === 'string' ? jsonValue(row.identities) : undefined;
+  if (!Array.isArray(list)) return { identities, unmapped: ['identities'] };
   list.forEach((item, i) => {
     const alias =
       isObject(item) && typeof item.providerName === 'string' ? aliases[item.providerName] : undefined;
@@ -73,15 +73,6 @@ export function cognitoIdentities(
     else unmapped.push(`identities/${i}`);
   });
   return { identities, unmapped };
-}
-
-function jsonArray(text: string): unknown[] | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -19,15 +19,19 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** A JSON object written as text (a Keycloak credential's data, a line of a file); undefined otherwise. */
-export function jsonObject(text: unknown): Record<string, unknown> | undefined {
-  if (typeof text !== 'string') return undefined;
+/** The value of a JSON text; undefined when it is not JSON. */
+export function jsonValue(text: string): unknown {
   try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/** A JSON object written as text (a Keycloak credential's data, a line of a file); undefined otherwise. */
+export function jsonObject(text: unknown): Record<string, unknown> | undefined {
+  const value = typeof text === 'string' ? jsonValue(text) : undefined;
+  return isObject(value) ? value : undefined;
 }
 
 /**

@@ -99,9 +99,11 @@ describe('export files that no task names (kafka)', function () {
       new RegExp(`^${project}/${project}-`),
     );
     const stray = `${project}/stray.ndjson`;
-    const legacy = `${project}-userexport_OLD-20240101000000Z.ndjson`; // a file from before the folders
+    // A file from before the folders, and a blob of a project whose id begins with this one's.
+    const legacy = `${project}-userexport_${'A'.repeat(32)}-20240101000000Z.ndjson`;
     const elsewhere = 'another-deployment/its-file.ndjson';
-    for (const name of [stray, legacy, elsewhere]) {
+    const lookalike = `${project}-userland/${project}-userland-userexport_${'B'.repeat(32)}-20240101000000Z.ndjson`;
+    for (const name of [stray, legacy, elsewhere, lookalike]) {
       await blobs.upload(name, Readable.from(['{"email":"x@y.test"}\n']), {
         contentType: 'application/x-ndjson',
         contentDisposition: 'attachment',
@@ -114,6 +116,6 @@ describe('export files that no task names (kafka)', function () {
     expect((await deleteUnnamedTaskFiles(db(), blobs, 0, [project])).sort()).to.deep.equal(
       [legacy, stray].sort(),
     );
-    expect((await blobs.list()).sort()).to.deep.equal([elsewhere, fileName].sort());
+    expect((await blobs.list()).sort()).to.deep.equal([elsewhere, fileName, lookalike].sort());
   });
 });
