@@ -5,6 +5,7 @@ import path from 'node:path';
 import { generate } from 'selfsigned';
 import { TEST_SECRETS_KEY } from './admin-api.js';
 import { testDatabaseUrl } from './database.js';
+import { tracked } from './leftover-processes.js';
 
 /** A real API process (`make start`'s shape, with its workers) on a test schema, over HTTP and HTTPS. */
 export interface ApiProcess {
@@ -40,24 +41,26 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
     const port = 20_000 + Math.floor(Math.random() * 5_000);
     const url = new URL(testDatabaseUrl());
     url.searchParams.set('options', `-c search_path=${schema()}`);
-    child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts', '--with-workers'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: url.toString(),
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        HTTPS_PORT: String(port + 5_000),
-        API_OPERATOR_PORT: String(port - 8_000),
-        TLS_CERT_FILE: path.join(dataDir, 'test.crt'),
-        TLS_KEY_FILE: path.join(dataDir, 'test.key'),
-        TASK_SECRETS_KEY: TEST_SECRETS_KEY,
-        // The tests sign with the development key of the data folder, as userctl finds it.
-        DEVELOPMENT_KEYS: 'true',
-        LOG_LEVEL: 'info',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = tracked(
+      spawn(process.execPath, ['--import', 'tsx', 'api/main.ts', '--with-workers'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: url.toString(),
+          DATA_DIR: dataDir,
+          PORT: String(port),
+          HTTPS_PORT: String(port + 5_000),
+          API_OPERATOR_PORT: String(port - 8_000),
+          TLS_CERT_FILE: path.join(dataDir, 'test.crt'),
+          TLS_KEY_FILE: path.join(dataDir, 'test.key'),
+          TASK_SECRETS_KEY: TEST_SECRETS_KEY,
+          // The tests sign with the development key of the data folder, as userctl finds it.
+          DEVELOPMENT_KEYS: 'true',
+          LOG_LEVEL: 'info',
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     await new Promise<void>((resolve, reject) => {
       child?.stdout?.on('data', (chunk: Buffer) => {
         output += chunk.toString();

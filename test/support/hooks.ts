@@ -1,4 +1,5 @@
 import { TEST_KAFKA_TOPICS } from './kafka.js';
+import { killLeftoverProcesses } from './leftover-processes.js';
 
 // The service processes the tests start make their topics on the tests' single broker.
 process.env.KAFKA_REPLICATION_FACTOR ??= String(TEST_KAFKA_TOPICS.replicationFactor);
@@ -10,5 +11,8 @@ export const mochaHooks = {
     if (!process.env.TEST_DATABASE_URL) {
       throw new Error('TEST_DATABASE_URL is not set: run the tests with `make test`, which starts Postgres');
     }
+  },
+  afterAll(): void {
+    killLeftoverProcesses();
   },
 };

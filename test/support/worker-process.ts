@@ -3,6 +3,7 @@ import type { Pool } from '../../pipeline/db/pool.js';
 import { TEST_SECRETS_KEY } from './admin-api.js';
 import { testDatabaseUrl } from './database.js';
 import { eventually } from './eventually.js';
+import { tracked } from './leftover-processes.js';
 
 /**
  * Real `make pipeline` worker processes on a test schema, for tests that kill one. Each is
@@ -30,7 +31,7 @@ export function useWorkerProcesses(
       // With `output`, its log lines (stdout) can be read by the test.
       stdio: ['ignore', output ? 'pipe' : 'ignore', 'inherit'],
     });
-    workers.push(worker);
+    workers.push(tracked(worker));
     return worker;
   };
 }

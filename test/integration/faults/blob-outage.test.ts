@@ -44,21 +44,37 @@ describe('blob store outage during an export', function () {
   });
 
   /**
-   * Starts a worker with `env` and an ndjson export, stops the blob store once the export shows
-   * progress (after `whileRunning`) and keeps it down until the export has met the outage
-   * (`metOutage`), and checks the file is whole and the worker alive.
+   * Starts a worker with `env` and an ndjson export, stops the blob store once the export is
+   * under way (`started`: by default it shows progress) and keeps it down until the export has
+   * met the outage (`metOutage`), and checks the file is whole and the worker alive.
    */
   async function exportThroughOutage(
     env: Record<string, string>,
     metOutage: (id: string, output: string) => Promise<boolean>,
-    whileRunning: (id: string) => Promise<void> = async () => {},
+    started: (id: string) => Promise<void> = async (id) => {
+      expect((await waitForProgress(service.db(), id)).processed, 'the export was running').to.be.above(0);
+    },
   ): Promise<void> {
     const { worker, output } = startWorker(env);
+    // Stopped whatever happens: a worker left running would take the next test's export.
+    try {
+      await exportMeetsOutage(output, metOutage, started);
+      expect(worker.exitCode, 'the worker is still running').to.equal(null);
+    } finally {
+      worker.kill('SIGTERM');
+      await once(worker, 'exit');
+    }
+  }
+
+  async function exportMeetsOutage(
+    output: () => string,
+    metOutage: (id: string, output: string) => Promise<boolean>,
+    started: (id: string) => Promise<void>,
+  ): Promise<void> {
     const res = await service.post({ format: 'ndjson' });
     expect(res.statusCode, res.body).to.equal(200);
     const { id } = JSON.parse(res.body) as { id: string };
-    expect((await waitForProgress(service.db(), id)).processed, 'the export was running').to.be.above(0);
-    await whileRunning(id);
+    await started(id);
 
     await stopService('azurite');
     try {
@@ -78,11 +94,6 @@ describe('blob store outage during an export', function () {
     const lines = (await download(status.download_url as string)).text.split('\n');
     expect(lines).to.have.length(USERS + 1);
     expect(new Set(lines.map((l) => l.slice(0, 60))).size, 'each user once').to.equal(USERS + 1);
-    expect(worker.exitCode, 'the worker is still running').to.equal(null);
-    // Gone before the next test's export is accepted: a draining worker takes no new task, but
-    // one that is still up could claim it first.
-    worker.kill('SIGTERM');
-    await once(worker, 'exit');
   }
 
   it('stopped until the export meets it: the export starts again and the file is whole', async () => {
@@ -101,21 +112,40 @@ describe('blob store outage during an export', function () {
         );
       return (rows[0]?.n ?? 0) > 0;
     };
-    await exportThroughOutage({ EXPORT_PART_USERS: String(USERS / 3) }, partTriedAgain, async (id) => {
-      const { rows } = await service.db().query('SELECT part FROM export_parts WHERE task_id = $1', [id]);
-      expect(rows, 'the export was split').to.have.length(3);
-    });
+    // The store stops as soon as the parts are planned, before the first is staged: a split export
+    // can be done before its progress is first written.
+    const split = async (id: string) => {
+      const parts = await eventually(
+        async () =>
+          (await service.db().query('SELECT part FROM export_parts WHERE task_id = $1', [id])).rows.length,
+        (n) => n > 0,
+        60,
+        5,
+      );
+      expect(parts, 'the export was split').to.equal(3);
+    };
+    await exportThroughOutage({ EXPORT_PART_USERS: String(USERS / 3) }, partTriedAgain, split);
   });
 
   it('down beyond the retries: fails naming the blob storage, and the token is given back', async () => {
     const { worker, output } = startWorker({ TASK_RETRY_SECONDS: '1' });
-    // Running before the outage: a worker whose start meets a store going down may wait out a
-    // request the store accepted and never answered.
-    await eventually(
-      async () => output(),
-      (text) => text.includes('Pipeline workers running'),
-      60,
-    );
+    try {
+      // Running before the outage: a worker whose start meets a store going down may wait out a
+      // request the store accepted and never answered.
+      await eventually(
+        async () => output(),
+        (text) => text.includes('Pipeline workers running'),
+        60,
+      );
+      await failsThroughOutage();
+      expect(worker.exitCode, 'the worker is still running').to.equal(null);
+    } finally {
+      worker.kill('SIGTERM');
+      await once(worker, 'exit');
+    }
+  });
+
+  async function failsThroughOutage(): Promise<void> {
     await stopService('azurite');
     try {
       // The third and last token of the day.
@@ -133,10 +163,5 @@ describe('blob store outage during an export', function () {
       await startService('azurite');
     }
     expect((await service.post({ format: 'csv' })).statusCode, 'the refunded token').to.equal(200);
-    expect(worker.exitCode, 'the worker is still running').to.equal(null);
-    // Gone before the next test's export is accepted: a draining worker takes no new task, but
-    // one that is still up could claim it first.
-    worker.kill('SIGTERM');
-    await once(worker, 'exit');
-  });
+  }
 });
