@@ -5,6 +5,7 @@ import type { BlobStorage } from '../pipeline/blob/blob-storage.js';
 import type { ServiceConfig } from '../pipeline/config.js';
 import type { Pool } from '../pipeline/db/pool.js';
 import type { Logger } from '../pipeline/log.js';
+import { fixedProjects, type ProjectRegistry } from '../pipeline/projects/project-registry.js';
 import { postgresUserSearch } from '../pipeline/search/postgres-user-search.js';
 import type { UserSearchIndex } from '../pipeline/search/user-search.js';
 import { exportService } from '../pipeline/services/export-service.js';
@@ -12,10 +13,12 @@ import { importService } from '../pipeline/services/import-service.js';
 import { webhookService } from '../pipeline/services/webhook-service.js';
 import type { SecretBox } from '../pipeline/tasks/task-secrets.js';
 import { openApiDocument } from '../schemas/openapi.js';
-import { requireAdminJwt, requireProjectHost } from './auth.js';
+import { requireAdminJwt } from './auth.js';
 import { consoleRoutes } from './console/serve-console.js';
 import { errorEnvelope } from './errors.js';
 import { graphqlHandler } from './graphql/handler.js';
+import { userLookups } from './graphql/lookup-batches.js';
+import { type ProjectScope, projectOfHost } from './project-scope.js';
 import { requestLog } from './request-log.js';
 import { exportRoutes } from './routes/export.js';
 import { importRoutes } from './routes/import.js';
@@ -32,13 +35,15 @@ export interface AppDependencies {
   readonly taskCreated: () => void;
   readonly adminJwks: JSONWebKeySet;
   readonly log: Logger;
-  /** The index behind `users(searchKeyword)`: ClickHouse when configured; Postgres by default. */
-  readonly search?: UserSearchIndex | undefined;
+  /** The index behind `users(searchKeyword)` of a project: ClickHouse when configured; Postgres by default. */
+  readonly search?: ((projectId: string) => UserSearchIndex) | undefined;
+  /** The deployment's projects; by default the one of `config.project`. */
+  readonly projects?: Pick<ProjectRegistry, 'byHost'> | undefined;
 }
 
 /**
- * The facade's middleware chain: request log, the error envelope, then per admin route the Host
- * check and the admin JWT before anything reads the body.
+ * The facade's middleware chain: request log, the error envelope, then per admin route the
+ * project of the Host and the admin JWT before anything reads the body.
  */
 export function createApp({
   config,
@@ -48,7 +53,8 @@ export function createApp({
   taskCreated,
   adminJwks,
   log,
-  search = postgresUserSearch(db, config.project.id),
+  search = (projectId) => postgresUserSearch(db, projectId),
+  projects = fixedProjects([config.project]),
 }: AppDependencies): Koa {
   const app = new Koa({ proxy: config.trustProxy });
   // What fails after the response began (a results file's stream that broke mid-way) reaches no
@@ -56,28 +62,31 @@ export function createApp({
   app.on('error', (err: unknown, ctx?: { path?: string }) =>
     log.error({ err, path: ctx?.path }, 'response failed after it began'),
   );
-  const admin = [requireProjectHost(config.project), requireAdminJwt(adminJwks, config.project, log)];
+  const scope = (projectConfig: ServiceConfig): ProjectScope => {
+    const { project } = projectConfig;
+    return {
+      config: projectConfig,
+      imports: importService({ config: projectConfig, pool: db, secrets, blobs, taskCreated }),
+      exports: exportService({ config: projectConfig, pool: db, blobs, taskCreated }),
+      webhooks: webhookService({ config: projectConfig, pool: db }),
+      graphql: { db, lookups: userLookups(db, project.id), project, search: search(project.id) },
+    };
+  };
+  const admin = [projectOfHost(projects, scope, config), requireAdminJwt(adminJwks, log)];
 
   const router = new Router();
   router.get('/_api/admin/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
   });
-  router.all('/_api/admin/graphql', ...admin, ...graphqlHandler(db, config.project, search, log));
+  router.all('/_api/admin/graphql', ...admin, ...graphqlHandler(log));
 
   app.use(requestLog(log));
   app.use(errorEnvelope(log));
-  const tasks = {
-    config,
-    imports: importService({ config, pool: db, secrets, blobs, taskCreated }),
-    exports: exportService({ config, pool: db, blobs, taskCreated }),
-    admin,
-  };
-  const webhooks = webhookRoutes(webhookService({ config, pool: db }), admin);
   for (const routes of [
     router,
-    importRoutes(tasks),
-    exportRoutes(tasks),
-    webhooks,
+    importRoutes(admin),
+    exportRoutes(admin),
+    webhookRoutes(admin),
     consoleRoutes(config, admin),
   ]) {
     app.use(routes.routes());

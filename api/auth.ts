@@ -4,21 +4,34 @@ import { LRUCache } from 'lru-cache';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { ApiError } from '../pipeline/errors.js';
 import type { Logger } from '../pipeline/log.js';
+import { scopeOf } from './project-scope.js';
 import { setActingAdmin } from './request-log.js';
 
-/** Refuses a request whose `Host` (port ignored) is not the project's domain. */
-export function requireProjectHost(project: ProjectConfig): Middleware {
-  const domain = project.domain.toLowerCase();
-  return async (ctx, next) => {
-    if (ctx.hostname.toLowerCase() !== domain) {
-      throw new ApiError('UnknownHost', 'the Host header does not name this project');
-    }
-    await next();
+/** Projects whose verifiers are kept at once. */
+const VERIFIERS_KEPT = 1_000;
+
+/** How one project's tokens are checked, and the tokens that passed (token -> the acting admin). */
+interface ProjectVerifier {
+  readonly keys: ReturnType<typeof createLocalJWKSet>;
+  readonly options: { audience: string; algorithms: string[]; requiredClaims: string[] };
+  readonly verified: LRUCache<string, string>;
+}
+
+/** The project's keys (its own, else the deployment's) and checks. */
+function projectVerifier(project: ProjectConfig, deploymentJwks: JSONWebKeySet): ProjectVerifier {
+  return {
+    keys: createLocalJWKSet((project.adminApi.jwks as JSONWebKeySet | undefined) ?? deploymentJwks),
+    options: {
+      audience: project.publicOrigin,
+      algorithms: [...project.adminApi.algorithms],
+      requiredClaims: ['exp'],
+    },
+    verified: new LRUCache<string, string>({ max: 1000, ttlAutopurge: false }),
   };
 }
 
 /**
- * Requires `Authorization: Bearer <admin JWT>` signed by one of the project's admin keys with an
+ * Requires `Authorization: Bearer <admin JWT>` signed by one of the request's project's admin keys with an
  * allowed asymmetric algorithm, `aud` = the project's public origin and an `exp` in the future.
  * Every failure is a 403 (decisions 5.4) that says which check failed (`info.cause`, and RFC 6750's
  * `WWW-Authenticate`), logged with it, never with the token.
@@ -26,15 +39,18 @@ export function requireProjectHost(project: ProjectConfig): Middleware {
  * An admin client sends the same token until it expires, and an RSA verification costs more than
  * a whole lookup; so a token that passed is remembered until its own `exp`, never longer.
  */
-export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log: Logger): Middleware {
-  const keys = createLocalJWKSet(jwks);
-  const options = {
-    audience: project.publicOrigin,
-    algorithms: [...project.adminApi.algorithms],
-    requiredClaims: ['exp'],
+export function requireAdminJwt(deploymentJwks: JSONWebKeySet, log: Logger): Middleware {
+  // Per project as last read: a project read again (a key rotated) has a verifier of its own, and
+  // the tokens its old keys passed are not remembered for it.
+  const verifiers = new LRUCache<ProjectConfig, ProjectVerifier>({ max: VERIFIERS_KEPT });
+  const verifierOf = (project: ProjectConfig) => {
+    let verifier = verifiers.get(project);
+    if (!verifier) {
+      verifier = projectVerifier(project, deploymentJwks);
+      verifiers.set(project, verifier);
+    }
+    return verifier;
   };
-  // Token -> its `sub` (the acting admin, on the request's log lines).
-  const verified = new LRUCache<string, string>({ max: 1000, ttlAutopurge: false });
   return async (ctx, next) => {
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(ctx.get('authorization'));
     const token = match?.[1];
@@ -43,6 +59,8 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
       log.info({ cause }, 'admin JWT refused');
       throw forbidden(cause);
     }
+    const { project } = scopeOf(ctx).config;
+    const { keys, options, verified } = verifierOf(project);
     let admin = verified.get(token);
     if (admin === undefined) {
       try {
@@ -55,7 +73,7 @@ export function requireAdminJwt(jwks: JSONWebKeySet, project: ProjectConfig, log
         const { code, claim, reason } = err as { code?: string; claim?: string; reason?: string };
         const cause = refusalOf(code, claim);
         log.info(
-          { cause, code, claim, reason, expected_audience: project.publicOrigin },
+          { cause, code, claim, reason, project_id: project.id, expected_audience: project.publicOrigin },
           'admin JWT refused',
         );
         throw forbidden(cause);

@@ -3,7 +3,7 @@
 
 import { once } from 'node:events';
 import { createServer as createHttpsServer } from 'node:https';
-import { recordRunningService, resolveAdminJwks } from '../pipeline/development-keys.js';
+import { deploymentAdminJwks, recordRunningService } from '../pipeline/development-keys.js';
 import { requireFreePort } from '../pipeline/free-port.js';
 import { loadConfigOrExit, runService } from '../pipeline/lifecycle.js';
 import { createLogger } from '../pipeline/log.js';
@@ -23,7 +23,7 @@ await runService(
     const parts = await startPipelineParts(config, log, started, {
       workers: process.argv.includes('--with-workers'),
     });
-    const adminJwks = await resolveAdminJwks(config);
+    const adminJwks = await deploymentAdminJwks(config);
     const app = createApp({
       config,
       db: parts.requests,
@@ -32,7 +32,8 @@ await runService(
       taskCreated: parts.upkeep.wake,
       adminJwks,
       log,
-      search: parts.search,
+      search: parts.searchOf,
+      projects: parts.projects,
     });
     const server = app.listen(config.port);
     await once(server, 'listening');

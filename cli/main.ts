@@ -6,6 +6,7 @@ import { formatOf, type RecordFormat } from '../records/file-records.js';
 import { COGNITO_NOTICE } from '../records/from/cognito.js';
 import { CliError, EXIT } from './cli-error.js';
 import { exportUsers } from './commands/export.js';
+import { PROJECTS_OPTIONS, PROJECTS_USAGE, projects } from './commands/projects.js';
 import { replay } from './commands/replay.js';
 import { printStatus } from './commands/status.js';
 import { listTasks } from './commands/tasks.js';
@@ -30,6 +31,7 @@ const USAGE = `usage: userctl <command> [options]
   status ID
   tasks [--kind import|export] [--status pending|completed|failed] [--limit N] [--all] [--json]
   replay --from TIME|OFFSET [--to TIME|OFFSET] [--upsert] [--dry-run]
+${PROJECTS_USAGE}
 
 service options (or environment): --url (USERCTL_URL), --token (USERCTL_TOKEN),
   --token-file (USERCTL_TOKEN_FILE), --host (USERCTL_HOST), --ca-file (USERCTL_CA_FILE).
@@ -107,6 +109,7 @@ const OPTIONS_OF = {
   status: {},
   tasks: TASKS_OPTIONS,
   replay: REPLAY_OPTIONS,
+  projects: PROJECTS_OPTIONS,
 } as const;
 type Command = keyof typeof OPTIONS_OF;
 
@@ -162,6 +165,7 @@ function commandOf(argv: string[]): string | undefined {
     ...EXPORT_OPTIONS,
     ...TASKS_OPTIONS,
     ...REPLAY_OPTIONS,
+    ...PROJECTS_OPTIONS,
   };
   return parseArgs({ args: argv, options: all, allowPositionals: true, strict: false }).positionals[0];
 }
@@ -170,7 +174,7 @@ async function main(argv: string[]): Promise<number> {
   const command = commandOf(argv);
   const asked = argv.includes('--help') || argv.includes('-h');
   if (command !== undefined && !(command in OPTIONS_OF))
-    throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay)`);
+    throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay, projects)`);
   if (command === undefined || asked) {
     process.stdout.write(USAGE);
     return asked ? EXIT.ok : EXIT.unusable;
@@ -279,8 +283,10 @@ async function main(argv: string[]): Promise<number> {
       if (!values.from) throw new CliError('replay needs --from TIME|OFFSET');
       return replay({ from: values.from, to: values.to, upsert: values.upsert, dryRun: values['dry-run'] });
     }
+    case 'projects':
+      return projects(argv);
     default:
-      throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay)`);
+      throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay, projects)`);
   }
 }
 

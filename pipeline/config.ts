@@ -136,7 +136,10 @@ export interface ServiceConfig {
   readonly workerConcurrency: number;
   readonly export: ExportConfig;
   readonly webhooks: WebhookConfig;
+  /** The project this process was configured with: the embedded default's, and the one registered at start. */
   readonly project: ProjectConfig;
+  /** Its project file (defaults filled in) when one was given; absent: the default project. */
+  readonly projectDocument: Record<string, unknown> | undefined;
 }
 
 /** Session timeouts of the connections of workers and upkeep, in milliseconds; 0: off. */
@@ -265,6 +268,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
 }
 
 /**
+ * A project file's document (a registered project's, `name` saying which in messages) as the
+ * service uses it: checked as PROJECT_CONFIG is, against the deployment's settings that bear on a
+ * project (the webhook network policy, and the port of the default public origin).
+ */
+export function projectFromDocument(
+  document: unknown,
+  name: string,
+  deployment: Pick<ServiceConfig, 'port' | 'webhooks'>,
+): ProjectConfig {
+  const allowed = deployment.webhooks.allowedHosts.join(',');
+  try {
+    return configFromDocument({
+      port: deployment.port,
+      ...(allowed ? { webhook_allowed_hosts: allowed } : {}),
+      project: document,
+    }).project;
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(err.message.replaceAll('PROJECT_CONFIG', name));
+    throw err;
+  }
+}
+
+/**
  * Whether the process runs on the embedded default: no Postgres, Kafka or blob storage of a
  * deployment is configured.
  */
@@ -326,7 +352,8 @@ export function configFromDocument(raw: Record<string, unknown>): ServiceConfig 
       'invalid configuration: KAFKA_TOPIC_PREFIX must be set with KAFKA_BROKERS (one prefix per deployment)',
     );
   }
-  return deepFreeze(toServiceConfig(doc));
+  const declared = Object.keys((raw.project as object | undefined) ?? {}).length > 0;
+  return deepFreeze({ ...toServiceConfig(doc), projectDocument: declared ? doc.project : undefined });
 }
 
 /**
@@ -410,7 +437,8 @@ function kafkaSecurity(doc: ConfigDocument): KafkaSecurity {
   };
 }
 
-function readProjectFile(file: string): unknown {
+/** The JSON document of a project file (PROJECT_CONFIG). */
+export function readProjectFile(file: string): unknown {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch (cause) {
@@ -418,7 +446,7 @@ function readProjectFile(file: string): unknown {
   }
 }
 
-function toServiceConfig(doc: ConfigDocument): ServiceConfig {
+function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocument'> {
   return {
     port: doc.port,
     databaseUrl: doc.database_url,

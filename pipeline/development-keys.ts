@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JSONWebKeySet, type JWK, SignJWT } from 'jose';
-import type { ServiceConfig } from './config.js';
+import { isEmbeddedDefault, type ServiceConfig } from './config.js';
 
 const DEV_KEY_FILE = 'admin-key.json';
 const DEV_KEY_ID = 'dev-admin-key';
@@ -12,13 +12,15 @@ export function devKeyFile(dataDir: string): string {
 }
 
 /**
- * The admin JWT public keys: the project file's JWKS, else ADMIN_JWKS_FILE, else the development
- * key pair under the data folder (made on first start, so `npm run admin-token` can sign with it).
+ * The deployment's admin JWT public keys, for a project whose file names none: ADMIN_JWKS_FILE,
+ * else, on the embedded default or with DEVELOPMENT_KEYS, the development key pair under the data
+ * folder (made on first start, so `npm run admin-token` can sign with it), else none. A project's
+ * own `admin_api.jwks` is used before them.
  */
-export async function resolveAdminJwks(config: ServiceConfig): Promise<JSONWebKeySet> {
-  const configured = config.project.adminApi.jwks;
-  if (configured) return structuredClone(configured) as JSONWebKeySet;
+export async function deploymentAdminJwks(config: ServiceConfig): Promise<JSONWebKeySet> {
   if (config.adminJwksFile) return JSON.parse(await readFile(config.adminJwksFile, 'utf8')) as JSONWebKeySet;
+  // Outside them a key of one host's data folder would sign for every project without keys.
+  if (!isEmbeddedDefault(config) && !config.developmentKeys) return { keys: [] };
   const privateJwk = await loadOrCreateDevKey(config.dataDir);
   const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = privateJwk;
   return { keys: [publicJwk] };

@@ -104,6 +104,8 @@ export const ENGINE_FAULTS = {
   EmbeddedPostgresFailed: { transient: false },
   /** A port the process must listen on (or give its embedded server) that another process holds. */
   PortTaken: { transient: false },
+  /** A task of a project that is not registered (deleted after the task was accepted). */
+  ProjectUnknown: { transient: false },
   /** A pipeline stage that threw (a bug, or input no check foresaw): the task fails, not the process. */
   StageFault: { transient: false },
 } as const satisfies Record<string, { readonly transient: boolean; readonly reason?: ErrorReason }>;

@@ -2,12 +2,14 @@ import type { BlobStorage } from './blob/blob-storage.js';
 import { openExportStorage } from './blob/open-blob-storage.js';
 import type { TaskBus } from './bus/bus.js';
 import { createBus } from './bus/create-bus.js';
-import type { ServiceConfig } from './config.js';
+import { projectFromDocument, type ServiceConfig } from './config.js';
 import { openDatabase } from './db/open-database.js';
 import { createPool, type Pool } from './db/pool.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
 import { watchBus, watchTasks, watchWorkers } from './operator/metrics.js';
+import { registerConfiguredProject } from './projects/project-admin.js';
+import { type ProjectRegistry, startProjectRegistry } from './projects/project-registry.js';
 import { openSearchIndex, startSearchFeed } from './search/search-index.js';
 import type { UserSearchIndex } from './search/user-search.js';
 import { openTaskSecrets, type SecretBox } from './tasks/task-secrets.js';
@@ -24,8 +26,10 @@ export interface PipelineParts {
   readonly blobs: BlobStorage | undefined;
   readonly secrets: SecretBox;
   readonly upkeep: TaskUpkeep;
-  /** The index behind users(searchKeyword). */
-  readonly search: UserSearchIndex;
+  /** The index behind users(searchKeyword), of one project. */
+  readonly searchOf: (projectId: string) => UserSearchIndex;
+  /** The deployment's projects, kept current. */
+  readonly projects: ProjectRegistry;
   /** With `workers`: the pipeline workers. */
   readonly workers?: Workers;
 }
@@ -63,15 +67,32 @@ export async function startPipelineParts(
   const storage = await openExportStorage(config, log);
   started('export storage', () => storage.close());
   const secrets = await openTaskSecrets(config);
+  await registerConfiguredProject(db.pool, secrets, config);
+  const projects = await startProjectRegistry(
+    db.pool,
+    secrets,
+    (document, name) => projectFromDocument(document, name, config),
+    log,
+  );
+  started('projects', async () => projects.stop());
   const bus = createBus(config, db.pool, log);
   started('task bus', () => bus.close());
-  const upkeep = startTaskUpkeep(db.pool, bus, storage.blobs, config, log);
+  const upkeep = startTaskUpkeep(db.pool, bus, storage.blobs, config, log, () => projects.ids());
   started('task upkeep', () => upkeep.stop());
   watchTasks(db.pool);
   watchBus(bus);
   const index = openSearchIndex(config, requests);
   started('search index', () => index.close());
-  const parts = { pool: db.pool, requests, bus, blobs: storage.blobs, secrets, upkeep, search: index.search };
+  const parts = {
+    pool: db.pool,
+    requests,
+    bus,
+    blobs: storage.blobs,
+    secrets,
+    upkeep,
+    projects,
+    searchOf: (id: string) => index.searchOf(id),
+  };
   if (workers) {
     const workers = pipelineWorkers({ ...parts, config, log });
     // Stopped before the bus and the upkeep (a released task is offered again by the relay), and

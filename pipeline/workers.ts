@@ -9,6 +9,7 @@ import { runExport } from './export/run-export.js';
 import { takeExportPart } from './export/split-export.js';
 import { runImport } from './import/run-import.js';
 import type { Logger } from './log.js';
+import { type ProjectRegistry, taskProject } from './projects/project-registry.js';
 import { taskRunner } from './tasks/run-task.js';
 import type { SecretBox } from './tasks/task-secrets.js';
 
@@ -20,6 +21,8 @@ export interface WorkerDependencies {
   /** The export files' storage; undefined when export is disabled. */
   readonly blobs: BlobStorage | undefined;
   readonly secrets: SecretBox;
+  /** The deployment's projects: each task runs with its own project's settings. */
+  readonly projects: Pick<ProjectRegistry, 'get' | 'refresh'>;
   readonly log: Logger;
 }
 
@@ -54,7 +57,15 @@ export interface Workers {
  * The import and export workers of a process; each task runs through the one task runner. The bus
  * itself is left open (closed by whoever opened it).
  */
-export function pipelineWorkers({ config, pool, bus, blobs, secrets, log }: WorkerDependencies): Workers {
+export function pipelineWorkers({
+  config,
+  pool,
+  bus,
+  blobs,
+  secrets,
+  projects,
+  log,
+}: WorkerDependencies): Workers {
   const draining = new AbortController();
   // Every running task and export part listens to it: as many as the slots, past Node's default warning.
   setMaxListeners(0, draining.signal);
@@ -67,14 +78,15 @@ export function pipelineWorkers({ config, pool, bus, blobs, secrets, log }: Work
     return taken;
   };
   const runner = taskRunner(pool, config, log, draining.signal);
-  const exportDeps = { pool, blobs, bus, config };
+  const exportDeps = { pool, blobs, bus, config, projects };
   const handlers: Record<TaskKind, TaskHandler> = {
     import: async (message) =>
       counted(
         'import',
-        await runner.take('import', message, (run, body) =>
-          runImport(pool, config, secrets, blobs, body, run),
-        ),
+        await runner.take('import', message, async (run, body) => {
+          const project = await taskProject(projects, run.task.project_id);
+          await runImport(pool, { ...config, project }, secrets, blobs, body, run);
+        }),
       ),
     export: async (message) => {
       // A part of a split export is not a task of its own: it is leased in its part's row.

@@ -6,6 +6,7 @@ import type { Context, Middleware } from 'koa';
 import { isEmbeddedDefault, type ServiceConfig } from '../../pipeline/config.js';
 import { devAdminToken } from '../../pipeline/development-keys.js';
 import { ApiError } from '../../pipeline/errors.js';
+import { scopeOf } from '../project-scope.js';
 
 /** The console's files, as `npm run build` writes them, with their types. */
 const FILES = {
@@ -70,8 +71,9 @@ export function consoleRoutes(
     ctx.path.endsWith('/') ? serve(ctx, 'index.html') : ctx.redirect('/console/'),
   );
   router.get('/console/project.json', ...admin, (ctx) => {
+    const { project } = scopeOf(ctx).config;
     ctx.body = {
-      custom_attributes: [...config.project.customAttributes].map(([name, { type }]) => ({ name, type })),
+      custom_attributes: [...project.customAttributes].map(([name, { type }]) => ({ name, type })),
     };
   });
   router.get('/console/:file', (ctx) => serve(ctx, ctx.params.file ?? ''));

@@ -1,18 +1,16 @@
+import type { IncomingMessage } from 'node:http';
 import { type DocumentNode, GraphQLError, parse, type Source, validate } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/koa';
 import type { Middleware } from 'koa';
 import { LRUCache } from 'lru-cache';
-import type { ProjectConfig } from '../../pipeline/config.js';
-import type { Queryable } from '../../pipeline/db/pool.js';
 import type { Logger } from '../../pipeline/log.js';
-import type { UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { toApiError } from '../errors.js';
 import { inFlightLimit } from '../in-flight-limit.js';
 import { jsonBody } from '../json-body.js';
+import { scopeOf } from '../project-scope.js';
 import { compiledExecute } from './compiled-execute.js';
 import type { GraphQLContext } from './context.js';
 import { checkDocumentSize, checkOperationLimits, GRAPHQL_LIMITS } from './limits.js';
-import { userLookups } from './lookup-batches.js';
 import { adminSchema } from './schema.js';
 
 /** Admin clients send the same few documents over and over: parse and validate each once. */
@@ -29,15 +27,15 @@ const GRAPHQL_BODY_LIMIT = '256kb';
  * Resolver errors in the API's vocabulary carry `extensions: {errorName, reason, info?}`; any
  * other error is masked as an InternalError and logged, so no SQL text or stack reaches the caller.
  */
-export function graphqlHandler(
-  db: Queryable,
-  project: ProjectConfig,
-  search: UserSearchIndex,
-  log: Logger,
-): Middleware[] {
+export function graphqlHandler(log: Logger): Middleware[] {
   const documents = new LRUCache<string, DocumentNode>({ max: MAX_CACHED_DOCUMENTS });
   const validated = new WeakSet<DocumentNode>();
-  const context: GraphQLContext = { db, lookups: userLookups(db, project.id), project, search };
+  // The request's project (its scope's context), by the request the handler is given.
+  const contexts = new WeakMap<IncomingMessage, GraphQLContext>();
+  const withContext: Middleware = async (ctx, next) => {
+    contexts.set(ctx.req, scopeOf(ctx).graphql);
+    await next();
+  };
   const parseDocument = (source: string | Source) => {
     const text = typeof source === 'string' ? source : source.body;
     let document = documents.get(text);
@@ -64,7 +62,11 @@ export function graphqlHandler(
 
   const handler = createHandler<GraphQLContext>({
     schema: adminSchema,
-    context,
+    context: (req) => {
+      const context = contexts.get(req.raw);
+      if (!context) throw new Error('no project context for this request');
+      return context;
+    },
     parse: parseDocument,
     validate: (schema, document, rules) => {
       if (validated.has(document)) return [];
@@ -75,7 +77,7 @@ export function graphqlHandler(
     execute: compiledExecute(),
     formatError: (err) => formatGraphQLError(err, log),
   });
-  return [inFlightLimit(GRAPHQL_LIMITS.inFlight), jsonBody(GRAPHQL_BODY_LIMIT), limits, handler];
+  return [inFlightLimit(GRAPHQL_LIMITS.inFlight), jsonBody(GRAPHQL_BODY_LIMIT), limits, withContext, handler];
 }
 
 /** The document, or undefined when it does not parse: the handler answers its syntax error. */

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { ApiError } from '../../pipeline/errors.js';
 import type { ExportService } from '../../pipeline/services/export-service.js';
 import type { TaskRow } from '../../pipeline/services/task-requests.js';
@@ -6,9 +7,9 @@ import { schemaCauses, validateExportRequest } from '../../schemas/index.js';
 import { isTaskId } from '../../schemas/task-id.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { jsonBody } from '../json-body.js';
+import { scopeOf } from '../project-scope.js';
 import { requestedBy } from '../request-log.js';
 import { taskList, taskListPage } from './task-list.js';
-import type { TaskRouteDependencies } from './task-routes.js';
 import { createdTask, taskStatus } from './task-status.js';
 
 const parseJson = jsonBody('100kb');
@@ -18,15 +19,16 @@ const PATH = '/_api/admin/users/export';
  * POST /_api/admin/users/export and GET /_api/admin/users/export/:id (decisions 4.1, 4.2), and DELETE on
  * the status path, which cancels a pending or running export (docs/decisions.md, Tasks).
  */
-export function exportRoutes({ exports, admin }: TaskRouteDependencies): Router {
+export function exportRoutes(admin: readonly Middleware[]): Router {
   const router = new Router();
   /** The project's export task named by the path, or TaskNotFound. */
-  const taskOf = (id: string): Promise<TaskRow> =>
+  const taskOf = (exports: ExportService, id: string): Promise<TaskRow> =>
     isTaskId('export', id)
       ? exports.find(id)
       : Promise.reject(new ApiError('TaskNotFound', 'no such export task'));
 
   router.post(PATH, ...admin, async (ctx) => {
+    const { exports } = scopeOf(ctx);
     exports.available();
     if (!ctx.is('application/json')) {
       throw new ApiError('BadRequest', 'Content-Type must be application/json');
@@ -47,19 +49,22 @@ export function exportRoutes({ exports, admin }: TaskRouteDependencies): Router 
   });
 
   router.get(PATH, ...admin, async (ctx) => {
+    const { exports } = scopeOf(ctx);
     exports.available();
     const page = taskListPage(ctx.query, (message) => new ApiError('BadRequest', message));
     ctx.body = taskList(await exports.list(page), page, ctx.path, (task) => exportStatus(task, exports));
   });
 
   router.get(`${PATH}/:id`, ...admin, async (ctx) => {
+    const { exports } = scopeOf(ctx);
     exports.available();
-    ctx.body = exportStatus(await taskOf(ctx.params.id ?? ''), exports);
+    ctx.body = exportStatus(await taskOf(exports, ctx.params.id ?? ''), exports);
   });
 
   router.delete(`${PATH}/:id`, ...admin, async (ctx) => {
+    const { exports } = scopeOf(ctx);
     exports.available();
-    ctx.body = exportStatus(await exports.cancel(await taskOf(ctx.params.id ?? '')), exports);
+    ctx.body = exportStatus(await exports.cancel(await taskOf(exports, ctx.params.id ?? '')), exports);
   });
 
   return router;

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import type { DetailsPage, ImportService } from '../../pipeline/services/import-service.js';
 import type { TaskRow } from '../../pipeline/services/task-requests.js';
@@ -7,12 +8,12 @@ import { isTaskId } from '../../schemas/task-id.js';
 import { ImportRequestError } from '../errors.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
 import { inFlightLimit } from '../in-flight-limit.js';
+import { scopeOf } from '../project-scope.js';
 import { requestedBy } from '../request-log.js';
 import { importBody } from './import-body.js';
 import { queryValue } from './list-query.js';
 import { requireHttps } from './require-https.js';
 import { taskList, taskListPage } from './task-list.js';
-import type { TaskRouteDependencies } from './task-routes.js';
 import { createdTask, taskStatus } from './task-status.js';
 
 /** Import requests whose bodies are read, parsed and stored at once by one facade process. */
@@ -21,12 +22,13 @@ const IMPORTS_IN_FLIGHT = 8;
 const STATUS_READS_IN_FLIGHT = 8;
 
 /** POST /_api/admin/users/import and GET /_api/admin/users/import/:id (decisions 4.3, 4.4). */
-export function importRoutes({ config, imports, admin }: TaskRouteDependencies): Router {
+export function importRoutes(admin: readonly Middleware[]): Router {
   const router = new Router();
   const bounded = inFlightLimit(IMPORTS_IN_FLIGHT);
   const boundedReads = inFlightLimit(STATUS_READS_IN_FLIGHT);
 
   router.post('/_api/admin/users/import', requireHttps, ...admin, bounded, importBody, async (ctx) => {
+    const { config, imports } = scopeOf(ctx);
     const request: unknown = ctx.request.body;
     if (!validateImportRequest(request)) {
       const problems = (validateImportRequest.errors ?? []).map(
@@ -49,6 +51,7 @@ export function importRoutes({ config, imports, admin }: TaskRouteDependencies):
   });
 
   router.get('/_api/admin/users/import', requireHttps, ...admin, boundedReads, async (ctx) => {
+    const { imports } = scopeOf(ctx);
     const page = taskListPage(ctx.query, (message) => new ImportRequestError(400, message));
     ctx.body = taskList(await imports.list(page), page, ctx.path, (task) => importListed(task, imports));
   });
@@ -56,6 +59,7 @@ export function importRoutes({ config, imports, admin }: TaskRouteDependencies):
   router.get('/_api/admin/users/import/:id', requireHttps, ...admin, boundedReads, async (ctx) => {
     const id = ctx.params.id ?? '';
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
+    const { imports } = scopeOf(ctx);
     const task = await imports.find(id);
     ctx.body = await importStatus(imports, task, detailsQuery(ctx.query), ctx.path);
   });
@@ -65,6 +69,7 @@ export function importRoutes({ config, imports, admin }: TaskRouteDependencies):
   router.get('/_api/admin/users/import/:id/results', requireHttps, ...admin, boundedReads, async (ctx) => {
     const id = ctx.params.id ?? '';
     if (!isTaskId('import', id)) throw new ImportRequestError(400, 'invalid import task id');
+    const { imports } = scopeOf(ctx);
     ctx.type = 'application/x-ndjson';
     ctx.body = await imports.resultsFile(await imports.find(id));
   });

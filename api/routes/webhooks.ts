@@ -1,8 +1,9 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { ApiError } from '../../pipeline/errors.js';
-import type { AttemptRow, WebhookService } from '../../pipeline/services/webhook-service.js';
+import type { AttemptRow } from '../../pipeline/services/webhook-service.js';
 import { isTaskId } from '../../schemas/task-id.js';
+import { scopeOf } from '../project-scope.js';
 import { pageLimit, patternedValue } from './list-query.js';
 
 const PATH = '/_api/admin/webhooks';
@@ -29,16 +30,16 @@ const FILTERS = {
  * POST /_api/admin/webhooks/endpoints/:id/enable, and GET /_api/admin/webhooks/deliveries (every
  * delivery attempt, newest first, a page at a time; of one endpoint, event or task).
  */
-export function webhookRoutes(webhooks: WebhookService, admin: readonly Middleware[]): Router {
+export function webhookRoutes(admin: readonly Middleware[]): Router {
   const router = new Router();
   const refuse = (message: string) => new ApiError('BadRequest', message);
 
   router.get(`${PATH}/endpoints`, ...admin, async (ctx) => {
-    ctx.body = { endpoints: await webhooks.endpoints() };
+    ctx.body = { endpoints: await scopeOf(ctx).webhooks.endpoints() };
   });
 
   router.post(`${PATH}/endpoints/:id/enable`, ...admin, async (ctx) => {
-    ctx.body = await webhooks.enable(ctx.params.id ?? '');
+    ctx.body = await scopeOf(ctx).webhooks.enable(ctx.params.id ?? '');
   });
 
   router.get(`${PATH}/deliveries`, ...admin, async (ctx) => {
@@ -46,7 +47,7 @@ export function webhookRoutes(webhooks: WebhookService, admin: readonly Middlewa
     const limit = pageLimit(ctx.query, { max: MAX_ATTEMPTS_LIMIT, fallback: DEFAULT_ATTEMPTS_LIMIT }, refuse);
     const after = one('after');
     const filters = { endpointId: one('endpoint'), eventId: one('event_id'), taskId: one('task_id') };
-    const found = await webhooks.attempts({ ...filters, after, limit });
+    const found = await scopeOf(ctx).webhooks.attempts({ ...filters, after, limit });
     const last = found.attempts.at(-1);
     const next = new URLSearchParams({ limit: String(limit) });
     for (const [name, value] of [

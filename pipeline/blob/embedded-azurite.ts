@@ -17,6 +17,11 @@ export interface EmbeddedAzurite {
   stop(): Promise<void>;
 }
 
+/** How a process reaches the embedded Azurite on `port` (started by this process or another). */
+export function embeddedAzuriteConnectionString(port: number): string {
+  return `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${port}/${ACCOUNT};`;
+}
+
 /** Starts Azurite's blob service on loopback; its files live in `<dataDir>/azurite` across restarts. */
 export async function startEmbeddedAzurite(
   dataDir: string,
@@ -53,7 +58,7 @@ export async function startEmbeddedAzurite(
   child.stderr?.resume();
   log.info({ port }, 'embedded Azurite started');
   return {
-    connectionString: `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${port}/${ACCOUNT};`,
+    connectionString: embeddedAzuriteConnectionString(port),
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -1,6 +1,6 @@
 import type { ExportConfig } from '../config.js';
 import type { Queryable } from './pool.js';
-import { giveBackToken, type TakeResult, takeToken } from './rate-limits.js';
+import { dropBucket, giveBackToken, type TakeResult, takeToken } from './rate-limits.js';
 
 /** The rate limit bucket of export initiations (decisions 7). */
 export const EXPORT_BUCKET = 'UserExport';
@@ -18,4 +18,9 @@ export function takeExportToken(db: Queryable, limits: ExportConfig, project: st
 /** Gives back the token of an export that failed, was cancelled or expired: it delivered nothing. */
 export async function refundExport(db: Queryable, limits: ExportConfig, project: string): Promise<void> {
   await giveBackToken(db, bucketRow(project), limits.rateLimit);
+}
+
+/** Forgets the project's bucket (a purged project's). */
+export async function forgetExportTokens(db: Queryable, project: string): Promise<void> {
+  await dropBucket(db, bucketRow(project));
 }

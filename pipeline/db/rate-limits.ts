@@ -42,3 +42,8 @@ export async function giveBackToken(db: Queryable, name: string, limit: BucketLi
     limit.count,
   ]);
 }
+
+/** Removes the named bucket. */
+export async function dropBucket(db: Queryable, name: string): Promise<void> {
+  await db.query('DELETE FROM rate_limit_buckets WHERE name = $1', [name]);
+}

@@ -8,6 +8,7 @@ import { completeExport } from '../db/tasks/endings.js';
 import { setProgressTotal } from '../db/tasks/progress.js';
 import { withSnapshot } from '../db/transaction.js';
 import { usersExported } from '../operator/metrics.js';
+import { taskProject } from '../projects/project-registry.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
 import { coordinateParts, type ExportDependencies } from './split-export.js';
@@ -82,7 +83,7 @@ async function writeExportFile(
       });
     } else {
       ({ digest } = await writeRecords(client, settings, options, {
-        totpIssuer: deps.config.project.publicOrigin,
+        totpIssuer: (await taskProject(deps.projects, run.task.project_id)).publicOrigin,
         header: true,
         progress: (n) => run.progress(n),
         signal: run.signal,

@@ -23,6 +23,7 @@ import { withSnapshot } from '../db/transaction.js';
 import { AttemptLost, classifyFault, EngineError } from '../errors.js';
 import { keepBeating } from '../keep-alive.js';
 import type { Logger } from '../log.js';
+import { type ProjectRegistry, taskProject } from '../projects/project-registry.js';
 import { type TaskRun, WORKER } from '../tasks/run-task.js';
 import { TaskStop } from '../tasks/task-lease.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
@@ -43,6 +44,8 @@ export interface ExportDependencies {
   readonly blobs: BlobStorage | undefined;
   readonly bus: TaskBus;
   readonly config: ServiceConfig;
+  /** The deployment's projects: a file's TOTP issuer is its project's origin. */
+  readonly projects: Pick<ProjectRegistry, 'get' | 'refresh'>;
 }
 
 /** How long a claimed part stays its worker's without a renewal, and how often it is renewed. */
@@ -194,8 +197,9 @@ async function writePart(
           },
         };
         await prepareSnapshot(client, part.project_id, settings);
+        const project = await taskProject(deps.projects, part.project_id);
         const { value: ids } = await writeRecords(client, settings, options, {
-          totpIssuer: deps.config.project.publicOrigin,
+          totpIssuer: project.publicOrigin,
           header: part.part === 0,
           progress: (n) => (processed = n),
           signal,

@@ -16,7 +16,8 @@ import type { UserSearchIndex } from './user-search.js';
 
 /** The search index a process answers users(searchKeyword) with, and its ClickHouse store if any. */
 export interface SearchIndex {
-  readonly search: UserSearchIndex;
+  /** The index of one project's users. */
+  searchOf(projectId: string): UserSearchIndex;
   readonly store: SearchStore | undefined;
   close(): Promise<void>;
 }
@@ -25,9 +26,17 @@ export interface SearchIndex {
 export function openSearchIndex(config: ServiceConfig, pool: Pool): SearchIndex {
   const settings = config.search.clickhouse;
   if (!settings)
-    return { search: postgresUserSearch(pool, config.project.id), store: undefined, close: async () => {} };
+    return {
+      searchOf: (projectId) => postgresUserSearch(pool, projectId),
+      store: undefined,
+      close: async () => {},
+    };
   const store = openSearchStore(settings);
-  return { search: clickhouseUserSearch(store, config.project.id), store, close: () => store.close() };
+  return {
+    searchOf: (projectId) => clickhouseUserSearch(store, projectId),
+    store,
+    close: () => store.close(),
+  };
 }
 
 /** How long the feed waits between attempts to reach ClickHouse or Kafka when it starts. */

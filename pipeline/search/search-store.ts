@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type ClickHouseClient, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { ApiError } from '../errors.js';
-import { chIdentifier } from './clickhouse-sql.js';
+import { chIdentifier, chString } from './clickhouse-sql.js';
 
 const SQL_DIR = new URL('../../sql/clickhouse/', import.meta.url);
 
@@ -53,6 +53,14 @@ async function hasSkippingIndexes(client: ClickHouseClient): Promise<boolean> {
     v: string;
   }>();
   return Number(rows[0]?.v.split('.')[0]) >= 20;
+}
+
+/** Removes a project's rows from the live table (a deleted project's; its users are gone). */
+export async function purgeProjectSearchRows(store: SearchStore, projectId: string): Promise<void> {
+  await store.createTable(LIVE_TABLE);
+  await store.client.command({
+    query: `ALTER TABLE ${store.table(LIVE_TABLE)} DELETE WHERE project_id = ${chString(projectId)}`,
+  });
 }
 
 /** A fault of ClickHouse as the facade answers it: 503, retry later. */

@@ -47,6 +47,7 @@ export function startTaskUpkeep(
   blobs: BlobStorage | undefined,
   config: ServiceConfig,
   log: Logger,
+  projectIds: () => readonly string[],
 ): TaskUpkeep {
   const due = { abandoned: 0, retention: 0 };
 
@@ -87,7 +88,7 @@ export function startTaskUpkeep(
       const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);
       if (ids.length > 0) log.info({ tasks: ids.length }, 'tasks past retention deleted');
       const files = blobs
-        ? await deleteUnnamedTaskFiles(pool, blobs, config.taskRetentionSeconds, [config.project.id])
+        ? await deleteUnnamedTaskFiles(pool, blobs, config.taskRetentionSeconds, projectIds())
         : [];
       if (files.length > 0) log.warn({ files }, 'task files that no task names deleted after retention');
       const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);

@@ -101,7 +101,7 @@ export function testApp(
     blobs: options.blobs,
     adminJwks: { keys: [keys.publicJwk] },
     log: options.log ?? createLogger('silent'),
-    search: options.search,
+    search: options.search && (() => options.search as UserSearchIndex),
   });
 }
 

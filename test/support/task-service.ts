@@ -75,7 +75,14 @@ export function useTaskService(
     const service = await startPipelineParts(config, log, (name, stop) => parts.push({ name, stop }), {
       workers: options.workers !== false,
     });
-    client = adminClient(config, db, keys, service.upkeep.wake, () => blobs, service.search);
+    client = adminClient(
+      config,
+      db,
+      keys,
+      service.upkeep.wake,
+      () => blobs,
+      service.searchOf(config.project.id),
+    );
   });
   const must = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the service is not ready yet');
