@@ -104,10 +104,9 @@ export async function startPipelineParts(
       const feed = startSearchFeed(config, db.pool, index.store, log);
       started('search feed', () => feed.stop());
     }
-    if (config.project.webhooks.length > 0) {
-      const delivery = startWebhookDelivery(db.pool, config, log);
-      started('webhook delivery', () => delivery.stop());
-    }
+    // One loop for every project's endpoints, whatever their number.
+    const delivery = startWebhookDelivery(db.pool, config, projects, log);
+    started('webhook delivery', () => delivery.stop());
     return { ...parts, workers };
   }
   return parts;

@@ -3,43 +3,61 @@ import type { Queryable } from './pool.js';
 // The task events a task's end writes (sql/021_task_events.sql), their deliveries to the project's
 // webhook endpoints, every attempt at one, and the endpoints a 410 disabled.
 
-/** An endpoint as the deliveries know it: its id, where it is, the event types it wants. */
+/** An endpoint as the deliveries know it: its project, its id, where it is, the event types it wants. */
 export interface EventEndpoint {
+  readonly project_id: string;
   readonly id: string;
   readonly url: string;
   readonly events: readonly string[];
 }
 
+/** The projects of the oldest events not yet fanned out (of up to `limit` events). */
+export async function projectsOfNewEvents(db: Queryable, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ project_id: string }>(
+    `SELECT DISTINCT project_id FROM (
+       SELECT project_id FROM task_events WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1) e`,
+    [limit],
+  );
+  return rows.map((r) => r.project_id);
+}
+
 /**
- * Writes the deliveries of up to `limit` events not yet fanned out: one per enabled endpoint that
- * wants the event's type. Returns how many events it fanned out.
+ * Writes the deliveries of up to `limit` events of `projects` not yet fanned out: one per enabled
+ * endpoint of the event's project that wants its type (`endpoints`: every endpoint of those
+ * projects). Returns how many events it fanned out.
  */
 export async function fanOutEvents(
   db: Queryable,
-  project: string,
+  projects: readonly string[],
   endpoints: readonly EventEndpoint[],
   limit: number,
 ): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `WITH taken AS (
-       SELECT id, type FROM task_events WHERE fanned_out_at IS NULL AND project_id = $1
+       SELECT id, type, project_id FROM task_events WHERE fanned_out_at IS NULL AND project_id = ANY ($1)
         ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED),
      written AS (
        INSERT INTO webhook_deliveries (event_id, endpoint_id)
        SELECT taken.id, ep.id FROM taken
-         JOIN jsonb_to_recordset($2::jsonb) AS ep(id text, events text[]) ON taken.type = ANY (ep.events)
+         JOIN jsonb_to_recordset($2::jsonb) AS ep(project_id text, id text, events text[])
+           ON ep.project_id = taken.project_id AND taken.type = ANY (ep.events)
         WHERE NOT EXISTS (SELECT 1 FROM webhook_disabled_endpoints d
-                           WHERE d.project_id = $1 AND d.endpoint_id = ep.id)
+                           WHERE d.project_id = taken.project_id AND d.endpoint_id = ep.id)
        ON CONFLICT DO NOTHING)
      UPDATE task_events SET fanned_out_at = clock_timestamp() WHERE id IN (SELECT id FROM taken)
      RETURNING 1 AS n`,
-    [project, JSON.stringify(endpoints.map(({ id, events }) => ({ id, events }))), limit],
+    [
+      projects,
+      JSON.stringify(endpoints.map(({ project_id, id, events }) => ({ project_id, id, events }))),
+      limit,
+    ],
   );
   return rows.length;
 }
 
 /** A delivery a worker took: the event, the endpoint, and the attempt it begins. */
 export interface TakenDelivery {
+  readonly projectId: string;
   readonly eventId: string;
   readonly endpointId: string;
   /** The attempt's number (1 for the first); the delivery is this attempt's while it holds it. */
@@ -51,18 +69,33 @@ export interface TakenDelivery {
   readonly createdAt: Date;
 }
 
+/** The projects of the deliveries due now (of up to `limit` of them). */
+export async function projectsOfDueDeliveries(db: Queryable, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ project_id: string }>(
+    `SELECT DISTINCT e.project_id FROM (
+       SELECT event_id FROM webhook_deliveries
+        WHERE state = 'pending' AND next_attempt_at <= clock_timestamp()
+          AND (leased_until IS NULL OR leased_until <= clock_timestamp())
+        ORDER BY next_attempt_at LIMIT $1) d
+       JOIN task_events e ON e.id = d.event_id`,
+    [limit],
+  );
+  return rows.map((r) => r.project_id);
+}
+
 /**
- * Takes up to `limit` due deliveries of the project to these endpoints for `leaseSeconds`, and
- * records the attempt each begins. A delivery whose worker died is due again once its lease ran out.
+ * Takes up to `limit` due deliveries to these endpoints (each of its project) for `leaseSeconds`,
+ * and records the attempt each begins. A delivery whose worker died is due again once its lease
+ * ran out.
  */
 export async function takeDueDeliveries(
   db: Queryable,
-  project: string,
   endpoints: readonly EventEndpoint[],
   limit: number,
   leaseSeconds: number,
 ): Promise<TakenDelivery[]> {
   const { rows } = await db.query<{
+    project_id: string;
     event_id: string;
     endpoint_id: string;
     attempt: number;
@@ -71,28 +104,34 @@ export async function takeDueDeliveries(
     payload: Record<string, unknown>;
     created_at: Date;
   }>(
-    `WITH ep AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS ep(id text, url text)),
+    `WITH ep AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS ep(project_id text, id text, url text)),
      due AS (
-       SELECT d.event_id, d.endpoint_id FROM webhook_deliveries d JOIN task_events e ON e.id = d.event_id
+       SELECT d.event_id, d.endpoint_id, ep.url FROM webhook_deliveries d
+         JOIN task_events e ON e.id = d.event_id
+         JOIN ep ON ep.project_id = e.project_id AND ep.id = d.endpoint_id
         WHERE d.state = 'pending' AND d.next_attempt_at <= clock_timestamp()
           AND (d.leased_until IS NULL OR d.leased_until <= clock_timestamp())
-          AND e.project_id = $1 AND d.endpoint_id IN (SELECT id FROM ep)
-        ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED),
+        ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE OF d SKIP LOCKED),
      taken AS (
        UPDATE webhook_deliveries d
-          SET attempts = d.attempts + 1, leased_until = clock_timestamp() + make_interval(secs => $4)
+          SET attempts = d.attempts + 1, leased_until = clock_timestamp() + make_interval(secs => $3)
          FROM due WHERE d.event_id = due.event_id AND d.endpoint_id = due.endpoint_id
-       RETURNING d.event_id, d.endpoint_id, d.attempts),
+       RETURNING d.event_id, d.endpoint_id, d.attempts, due.url),
      begun AS (
        INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, url)
-       SELECT taken.event_id, taken.endpoint_id, taken.attempts, ep.url FROM taken JOIN ep ON ep.id = taken.endpoint_id
+       SELECT event_id, endpoint_id, attempts, url FROM taken
        RETURNING id, event_id, endpoint_id)
-     SELECT taken.event_id, taken.endpoint_id, taken.attempts AS attempt, begun.id::text AS attempt_id,
-            e.type, e.payload, e.created_at
+     SELECT e.project_id, taken.event_id, taken.endpoint_id, taken.attempts AS attempt,
+            begun.id::text AS attempt_id, e.type, e.payload, e.created_at
        FROM taken JOIN begun USING (event_id, endpoint_id) JOIN task_events e ON e.id = taken.event_id`,
-    [project, JSON.stringify(endpoints.map(({ id, url }) => ({ id, url }))), limit, leaseSeconds],
+    [
+      JSON.stringify(endpoints.map(({ project_id, id, url }) => ({ project_id, id, url }))),
+      limit,
+      leaseSeconds,
+    ],
   );
   return rows.map((r) => ({
+    projectId: r.project_id,
     eventId: r.event_id,
     endpointId: r.endpoint_id,
     attempt: r.attempt,
@@ -125,7 +164,6 @@ export interface AttemptAnswer {
  */
 export async function finishAttempt(
   db: Queryable,
-  project: string,
   taken: TakenDelivery,
   answer: AttemptAnswer,
   end: AttemptOutcome,
@@ -147,7 +185,7 @@ export async function finishAttempt(
       WHERE $5 = 'disabled' AND d.endpoint_id = $3 AND d.state = 'pending' AND e.id = d.event_id
         AND e.project_id = $1 AND NOT (d.event_id = $2)`,
     [
-      project,
+      taken.projectId,
       taken.eventId,
       taken.endpointId,
       taken.attemptId,

@@ -6,11 +6,14 @@ import {
   type AttemptOutcome,
   fanOutEvents,
   finishAttempt,
+  projectsOfDueDeliveries,
+  projectsOfNewEvents,
   type TakenDelivery,
   takeDueDeliveries,
 } from '../db/webhook-deliveries.js';
 import type { Logger } from '../log.js';
 import { webhookAttempts } from '../operator/metrics.js';
+import type { ProjectRegistry } from '../projects/project-registry.js';
 import { type RelayLoop, startRelayLoop } from '../relay-loop.js';
 import { eventEndpoints } from './endpoints.js';
 import { bodySignature, eventBody, SIGNATURE_HEADER } from './event-body.js';
@@ -25,31 +28,40 @@ const FAN_OUT_BATCH = 100;
 const LEASE_MARGIN_SECONDS = 5;
 
 /**
- * Delivers the project's task events to its webhook endpoints, at least once each, apart from the
- * tasks: a round fans new events out into deliveries and starts the due ones, at most
+ * Delivers every project's task events to its webhook endpoints (as the registry last read them),
+ * at least once each, apart from the tasks: a round fans new events out into deliveries and starts the due ones, at most
  * `webhooks.concurrency` in flight, each bounded by `webhooks.timeoutMs`, so that a slow or dead
  * receiver holds a slot of its own and never a task. Any worker process may deliver any delivery:
  * a delivery is leased while its request is in flight, and one whose worker died is taken again
  * once its lease ran out.
  */
-export function startWebhookDelivery(pool: Pool, config: ServiceConfig, log: Logger): RelayLoop {
-  const { project, webhooks } = config;
-  const endpoints = new Map(project.webhooks.map((e) => [e.id, e]));
-  const known = eventEndpoints(project.webhooks);
+export function startWebhookDelivery(
+  pool: Pool,
+  config: ServiceConfig,
+  projects: Pick<ProjectRegistry, 'get'>,
+  log: Logger,
+): RelayLoop {
+  const { webhooks } = config;
+  /** The endpoints of these projects as the deliveries know them; a project not read yet has none. */
+  const endpointsOf = (ids: readonly string[]) =>
+    ids.flatMap((id) => eventEndpoints(id, projects.get(id)?.webhooks ?? []));
   const leaseSeconds = Math.ceil(webhooks.timeoutMs / 1000) + LEASE_MARGIN_SECONDS;
   const inFlight = new Set<Promise<void>>();
   const dispatcher = policyDispatcher(networkPolicy(webhooks.allowedHosts), webhooks.timeoutMs);
 
   const deliver = async (taken: TakenDelivery): Promise<void> => {
-    const endpoint = endpoints.get(taken.endpointId) as WebhookEndpoint;
-    const answer = await post(
-      endpoint,
-      eventBody({ id: taken.eventId, type: taken.type, payload: taken.payload }, new Date()),
-      webhooks.timeoutMs,
-      dispatcher,
-    );
+    const endpoint = projects.get(taken.projectId)?.webhooks.find((e) => e.id === taken.endpointId);
+    // Taken a moment before its project dropped the endpoint: tried again while the project has it.
+    const answer = endpoint
+      ? await post(
+          endpoint,
+          eventBody({ id: taken.eventId, type: taken.type, payload: taken.payload }, new Date()),
+          webhooks.timeoutMs,
+          dispatcher,
+        )
+      : { error: 'endpoint removed from its project', durationMs: 0 };
     const end = outcomeOf(answer, taken, config);
-    await finishAttempt(pool, project.id, taken, answer, end);
+    await finishAttempt(pool, taken, answer, end);
     webhookAttempts.inc({ outcome: end.outcome });
     const fields = {
       event_id: taken.eventId,
@@ -69,10 +81,14 @@ export function startWebhookDelivery(pool: Pool, config: ServiceConfig, log: Log
   };
 
   const loop = startRelayLoop('webhook delivery round', ROUND_EVERY_MS, log, async () => {
-    const fanned = await fanOutEvents(pool, project.id, known, FAN_OUT_BATCH);
+    // Events of a project this process has not read yet wait for it: they are never fanned out
+    // to no endpoint.
+    const fresh = (await projectsOfNewEvents(pool, FAN_OUT_BATCH)).filter((id) => projects.get(id));
+    const fanned = fresh.length > 0 ? await fanOutEvents(pool, fresh, endpointsOf(fresh), FAN_OUT_BATCH) : 0;
     const free = webhooks.concurrency - inFlight.size;
     if (free <= 0) return false;
-    const due = await takeDueDeliveries(pool, project.id, known, free, leaseSeconds);
+    const dueOf = await projectsOfDueDeliveries(pool, free);
+    const due = dueOf.length > 0 ? await takeDueDeliveries(pool, endpointsOf(dueOf), free, leaseSeconds) : [];
     for (const taken of due) {
       const running: Promise<void> = deliver(taken)
         .catch((err: unknown) => {

@@ -10,7 +10,7 @@ export function shownUrl(url: string): string {
   return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
 }
 
-/** The project's endpoints as the deliveries know them (no secret, the URL as shown). */
-export function eventEndpoints(endpoints: readonly WebhookEndpoint[]): EventEndpoint[] {
-  return endpoints.map((e) => ({ id: e.id, url: shownUrl(e.url), events: e.events }));
+/** A project's endpoints as the deliveries know them (no secret, the URL as shown). */
+export function eventEndpoints(projectId: string, endpoints: readonly WebhookEndpoint[]): EventEndpoint[] {
+  return endpoints.map((e) => ({ project_id: projectId, id: e.id, url: shownUrl(e.url), events: e.events }));
 }

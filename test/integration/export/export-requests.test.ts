@@ -279,9 +279,12 @@ describe('export download URLs and retention', () => {
       (names) => names.length === 0,
     );
     expect(files).to.deep.equal([]);
-    const { rows } = await service
-      .db()
-      .query('SELECT count(*)::int AS n FROM tasks WHERE id = $1', [done.id]);
+    // The sweep deletes the files of a round's tasks first, then their rows.
+    const rows = await eventually(
+      async () =>
+        (await service.db().query('SELECT count(*)::int AS n FROM tasks WHERE id = $1', [done.id])).rows,
+      (found) => found[0]?.n === 0,
+    );
     expect(rows).to.deep.equal([{ n: 0 }]);
   });
 });

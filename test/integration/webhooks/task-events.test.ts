@@ -1,6 +1,10 @@
 import { expect } from 'chai';
+import { projectFromDocument } from '../../../pipeline/config.js';
+import { failTask } from '../../../pipeline/db/tasks/endings.js';
+import { putProjects } from '../../../pipeline/projects/project-admin.js';
+import { TASK_ENDINGS } from '../../../pipeline/tasks/task-failure.js';
 import { newTaskId } from '../../../schemas/task-id.js';
-import { adminToken } from '../../support/admin-api.js';
+import { adminToken, TEST_SECRETS } from '../../support/admin-api.js';
 import { eventually } from '../../support/eventually.js';
 import { useExportService } from '../../support/exports.js';
 import { HTTPS } from '../../support/imports.js';
@@ -9,6 +13,7 @@ import { type ReceivedEvent, signatureVerifies, WebhookReceiver } from '../../su
 
 const SECRET = 'a-signing-secret-of-the-main-endpoint';
 const GONE_SECRET = 'a-signing-secret-of-an-endpoint-that-goes';
+const OTHER_SECRET = 'a-signing-secret-of-another-project';
 
 interface Delivery {
   event_id: string;
@@ -209,6 +214,69 @@ describe('task events to webhook endpoints', function () {
     const third = await imports.run({ identifier: 'email', records: [{ email: 'gone-3@example.com' }] });
     const [back] = await received('/gone', third.id as string);
     expect(signatureVerifies(back as ReceivedEvent, GONE_SECRET)).to.equal(true);
+  });
+
+  it("tells each project's endpoints of its own tasks only", async () => {
+    // A second project of the deployment, put as `userctl projects put` puts it: the running
+    // workers read it within a second, and deliver to its endpoint with its secret.
+    const config = service.config();
+    await putProjects(
+      {
+        pool: service.db(),
+        box: TEST_SECRETS,
+        read: (document, name) => projectFromDocument(document, name, config),
+        embedded: true,
+      },
+      [
+        {
+          name: 'other.json',
+          document: {
+            id: 'other',
+            domain: 'other.webhooks.test',
+            webhooks: [
+              {
+                id: 'crm',
+                url: receiver.url('/other'),
+                secret: OTHER_SECRET,
+                events: ['user_export.completed'],
+              },
+            ],
+          },
+        },
+      ],
+    );
+    const ended = async (project: string) => {
+      const id = newTaskId('export');
+      await service
+        .db()
+        .query(`INSERT INTO tasks (id, kind, project_id) VALUES ($1, 'export', $2)`, [id, project]);
+      await failTask(service.db(), id, TASK_ENDINGS.cancelled());
+      return id;
+    };
+    const others = await ended('other');
+    const own = await ended('default');
+    const [event] = await received('/other', others);
+    expect(
+      signatureVerifies(event as ReceivedEvent, OTHER_SECRET),
+      "signed with its project's secret",
+    ).to.equal(true);
+    expect(JSON.parse((event as ReceivedEvent).body).payload.project_id).to.equal('other');
+    await received('/main?token=kept-out-of-lists', own);
+    expect(
+      receiver.eventsOf('/main?token=kept-out-of-lists', others),
+      "not to the other project's",
+    ).to.deep.equal([]);
+    expect(receiver.eventsOf('/other', own), "not to the other project's").to.deep.equal([]);
+    const endpointsOf = async (taskId: string) =>
+      (
+        await service.db().query<{ endpoint_id: string }>(
+          `SELECT d.endpoint_id FROM webhook_deliveries d JOIN task_events e ON e.id = d.event_id
+              WHERE e.task_id = $1 ORDER BY 1`,
+          [taskId],
+        )
+      ).rows.map((r) => r.endpoint_id);
+    expect(await endpointsOf(others)).to.deep.equal(['crm']);
+    expect(await endpointsOf(own)).to.deep.equal(['main']);
   });
 
   it('lists the attempts a page at a time, and refuses what it cannot read', async () => {
