@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import { LRUCache } from 'lru-cache';
-import type { ProjectConfig, ServiceConfig } from '../pipeline/config.js';
+import { type ProjectConfig, type ServiceConfig, withProject } from '../pipeline/config.js';
 import { ApiError } from '../pipeline/errors.js';
 import type { ProjectRegistry } from '../pipeline/projects/project-registry.js';
 import type { ExportService } from '../pipeline/services/export-service.js';
@@ -40,7 +40,7 @@ export function projectOfHost(
     if (!project) throw new ApiError('UnknownHost', 'the Host header does not name this project');
     let scope = scopes.get(project);
     if (!scope) {
-      scope = build({ ...deployment, project });
+      scope = build(withProject(deployment, project));
       scopes.set(project, scope);
     }
     ctx.state.scope = scope;

@@ -35,6 +35,13 @@ export interface ProjectConfig {
   >;
   /** The endpoints told of task events; their ids are unique. */
   readonly webhooks: readonly WebhookEndpoint[];
+  /** The project's own limits; each absent one is the deployment's (`withProject`). */
+  readonly limits: {
+    readonly importPendingRecords?: number;
+    readonly exportMaxConcurrent?: number;
+    readonly exportRateLimit?: number;
+    readonly exportRateLimitPeriodSeconds?: number;
+  };
   readonly passwordHashes: {
     /** An export may write the stored hashes when its request asks for them. */
     readonly exportAllowed: boolean;
@@ -291,6 +298,28 @@ export function projectFromDocument(
 }
 
 /**
+ * The configuration one project's requests and tasks run with: the deployment's settings, the
+ * project's own, and each limit the project's file sets in place of the deployment's.
+ */
+export function withProject(deployment: ServiceConfig, project: ProjectConfig): ServiceConfig {
+  const { limits } = project;
+  const { rateLimit } = deployment.export;
+  return {
+    ...deployment,
+    project,
+    importPendingRecordsLimit: limits.importPendingRecords ?? deployment.importPendingRecordsLimit,
+    export: {
+      ...deployment.export,
+      maxConcurrent: limits.exportMaxConcurrent ?? deployment.export.maxConcurrent,
+      rateLimit: {
+        count: limits.exportRateLimit ?? rateLimit.count,
+        periodSeconds: limits.exportRateLimitPeriodSeconds ?? rateLimit.periodSeconds,
+      },
+    },
+  };
+}
+
+/**
  * Whether the process runs on the embedded default: no Postgres, Kafka or blob storage of a
  * deployment is configured.
  */
@@ -543,6 +572,14 @@ function toProjectConfig(p: ProjectConfigDocument, port: number): ProjectConfig 
     customAttributes: new Map(
       p.custom_attributes.map((a) => [a.name, a.enum ? { type: a.type, enum: a.enum } : { type: a.type }]),
     ),
+    limits: {
+      ...(p.limits.import_pending_records ? { importPendingRecords: p.limits.import_pending_records } : {}),
+      ...(p.limits.export_max_concurrent ? { exportMaxConcurrent: p.limits.export_max_concurrent } : {}),
+      ...(p.limits.export_rate_limit ? { exportRateLimit: p.limits.export_rate_limit } : {}),
+      ...(p.limits.export_rate_limit_period_seconds
+        ? { exportRateLimitPeriodSeconds: p.limits.export_rate_limit_period_seconds }
+        : {}),
+    },
     passwordHashes: {
       exportAllowed: p.password_hashes.export_allowed ?? false,
       firebaseScrypt: firebase && {

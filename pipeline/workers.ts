@@ -3,7 +3,7 @@ import type { TaskKind } from '../schemas/index.js';
 import type { BlobStorage } from './blob/blob-storage.js';
 import type { Subscription, TakenTask, TaskBus, TaskHandler } from './bus/bus.js';
 import { parseTaskMessage } from './bus/task-message.js';
-import type { ServiceConfig } from './config.js';
+import { type ServiceConfig, withProject } from './config.js';
 import type { Pool } from './db/pool.js';
 import { runExport } from './export/run-export.js';
 import { takeExportPart } from './export/split-export.js';
@@ -85,7 +85,7 @@ export function pipelineWorkers({
         'import',
         await runner.take('import', message, async (run, body) => {
           const project = await taskProject(projects, run.task.project_id);
-          await runImport(pool, { ...config, project }, secrets, blobs, body, run);
+          await runImport(pool, withProject(config, project), secrets, blobs, body, run);
         }),
       ),
     export: async (message) => {

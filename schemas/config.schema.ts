@@ -296,6 +296,18 @@ export const configSchema = {
             },
           },
         },
+        // The project's own limits over the deployment's (docs/running-many-projects.md).
+        limits: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            import_pending_records: { type: 'integer', minimum: 1 },
+            export_max_concurrent: { type: 'integer', minimum: 1, maximum: 100 },
+            export_rate_limit: { type: 'integer', minimum: 1 },
+            export_rate_limit_period_seconds: { type: 'integer', minimum: 1 },
+          },
+        },
         // The endpoints told of task events: user_import.completed, user_export.completed.
         webhooks: {
           type: 'array',

@@ -106,3 +106,28 @@ describe('import admission: back-pressure and idempotency keys', () => {
     expect(rows).to.deep.equal([{ n: 20 }]);
   });
 });
+
+describe("import admission: a project's own limit over the deployment's", () => {
+  // The deployment's limit is its default (500,000 records); the project's file sets 2.
+  const service = useImportService(
+    'postgres',
+    { limits: { import_pending_records: 2 } },
+    {},
+    { workers: false },
+  );
+
+  it("answers 429 naming the project's limit once its pending records pass it", async () => {
+    const post = async (body: unknown) =>
+      service.client().request({
+        method: 'POST',
+        url: '/_api/admin/users/import',
+        token: await adminToken(service.keys()),
+        headers: HTTPS,
+        body,
+      });
+    expect((await post({ identifier: 'email', records: records(3, 'own') })).statusCode).to.equal(200);
+    const refused = await post({ identifier: 'email', records: records(1, 'own-next') });
+    expect(refused.statusCode).to.equal(429);
+    expect(JSON.parse(refused.body).error.info).to.deep.equal({ pending_records: 3, limit: 2 });
+  });
+});
