@@ -19,7 +19,7 @@ export interface PurgedRows {
  * Removes the project's users (their identities, authenticators, claims, roles and groups go with
  * them), its roles and groups, its tasks (their details, parts, queue and outbox rows with them),
  * their blob ledger, its task events and deliveries, its pending user changes, its disabled
- * endpoints and its export bucket (through export-tokens.ts, which names it). The blobs and search rows are the caller's.
+ * endpoints, its last claims and its export bucket (through export-tokens.ts, which names it). The blobs and search rows are the caller's.
  */
 export async function purgeProjectRows(pool: Pool, project: string): Promise<PurgedRows> {
   let users = 0;
@@ -41,6 +41,7 @@ export async function purgeProjectRows(pool: Pool, project: string): Promise<Pur
     );
     await client.query('DELETE FROM task_events WHERE project_id = $1', [project]);
     await client.query('DELETE FROM webhook_disabled_endpoints WHERE project_id = $1', [project]);
+    await client.query('DELETE FROM project_claims WHERE project_id = $1', [project]);
     await forgetExportTokens(client, project);
     const { rowCount } = await client.query('DELETE FROM tasks WHERE project_id = $1', [project]);
     return rowCount ?? 0;

@@ -24,7 +24,8 @@ export interface ClaimedTask extends TaskAttempt {
  * Claims a pending task for `owner` until the lease ends: a new attempt, recorded. Undefined when
  * the task is gone, already completed (done, failed, cancelled or expired), or held by another
  * worker whose lease is running: a message delivered twice finds it taken. A lease that lapsed
- * is taken over by the upkeep, never here, so that its attempt is closed in one place.
+ * is taken over by the upkeep, never here, so that its attempt is closed in one place. The
+ * project's last claim is recorded with it (the embedded queue's fair order, db/task-queue.ts).
  */
 export async function claimTask(
   db: Queryable,
@@ -39,7 +40,11 @@ export async function claimTask(
               started_at = coalesce(started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
         WHERE id = $1 AND kind = $2 AND status = 'pending' AND owner IS NULL
         RETURNING id, attempt, owner, project_id, options, progress_processed, requested_by, replay_of),
-     recorded AS (INSERT INTO task_attempts (task_id, attempt, owner) SELECT id, attempt, owner FROM claimed)
+     recorded AS (INSERT INTO task_attempts (task_id, attempt, owner) SELECT id, attempt, owner FROM claimed),
+     served AS (
+       INSERT INTO project_claims (project_id, kind, claimed_at)
+       SELECT project_id, $2, clock_timestamp() FROM claimed
+       ON CONFLICT (project_id, kind) DO UPDATE SET claimed_at = EXCLUDED.claimed_at)
      SELECT * FROM claimed`,
     [id, kind, claim.owner, claim.leaseMs],
   );
