@@ -9,7 +9,8 @@ import { Pool as HttpPool } from 'undici';
  * The key every bench process seals and opens task secrets with: outside the embedded default a
  * process refuses to start without one, and the API, the workers and a replay must share it.
  */
-const BENCH_SECRETS_KEY = randomBytes(32).toString('base64');
+/** The sealing key of every bench service (a bench that writes sealed rows seals with it). */
+export const BENCH_SECRETS_KEY = randomBytes(32).toString('base64');
 
 /** How the bench's topics are made on its single broker: one replica. */
 export const BENCH_KAFKA_TOPICS = { partitions: 4, replicationFactor: 1, minInsyncReplicas: 1 } as const;

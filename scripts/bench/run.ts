@@ -10,6 +10,7 @@ import { benchLookups } from './lookups.js';
 import { waitUntilIdle } from './measure.js';
 import { BenchReport, type BenchRow } from './report.js';
 import { benchSearch } from './search.js';
+import { benchTenancy } from './tenancy.js';
 import { benchUserctl } from './userctl.js';
 
 const url = process.env.BENCH_DATABASE_URL;
@@ -23,7 +24,7 @@ if (!url || !brokers || !blobs || !clickhouse || !cluster) {
   );
   process.exit(2);
 }
-// "lookups", "export", "search", "import", "userctl", "api-memory" or "cluster": one section, for development.
+// "lookups", "export", "search", "import", "userctl", "api-memory", "cluster" or "tenancy": one section, for development.
 const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -52,6 +53,7 @@ try {
   await section('userctl', () => benchUserctl(url, brokers, blobs, log));
   await section('api-memory', () => benchApiMemory(url, brokers, log));
   await section('cluster', () => benchCluster(url, cluster, log));
+  await section('tenancy', () => benchTenancy(url, brokers, log));
 } finally {
   report.print();
 }
