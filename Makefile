@@ -61,15 +61,17 @@ migrate: install
 	npx tsx pipeline/db/migrate-cli.ts
 
 # Replays the import log as new import tasks: FROM (an RFC 3339 time or an offset), optional TO,
-# UPSERT=true to force updates, DRY_RUN=1 to list what would run. Same configuration as the service.
+# PROJECT (whose imports; the configured project when absent), UPSERT=true to force updates,
+# DRY_RUN=1 to list what would run. Same configuration as the service.
 replay: install
-	@test -n "$(FROM)" || { echo "make replay FROM=<RFC 3339 time | offset> [TO=...] [UPSERT=true] [DRY_RUN=1]"; exit 2; }
-	npx tsx cli/main.ts replay --from "$(FROM)" $(if $(TO),--to "$(TO)") \
+	@test -n "$(FROM)" || { echo "make replay FROM=<RFC 3339 time | offset> [TO=...] [PROJECT=id] [UPSERT=true] [DRY_RUN=1]"; exit 2; }
+	npx tsx cli/main.ts replay --from "$(FROM)" $(if $(TO),--to "$(TO)") $(if $(PROJECT),--project "$(PROJECT)") \
 	  $(if $(filter true 1,$(UPSERT)),--upsert) $(if $(filter true 1,$(DRY_RUN)),--dry-run)
 
-# Streams every user into a fresh ClickHouse search table and swaps it in (CLICKHOUSE_URL set).
+# Streams every user of a project (PROJECT, or the configured one) into a fresh ClickHouse search
+# table that keeps every other project's rows, and swaps it in (CLICKHOUSE_URL set).
 search-reindex: install
-	npx tsx pipeline/search/reindex-cli.ts
+	npx tsx pipeline/search/reindex-cli.ts $(if $(PROJECT),--project "$(PROJECT)")
 
 services: install
 	scripts/services/postgres.sh start

@@ -30,7 +30,7 @@ const USAGE = `usage: userctl <command> [options]
   export --format csv|ndjson [--field POINTER[:NAME]]... [--escape-formulas] [--include-password-hashes] -o FILE
   status ID
   tasks [--kind import|export] [--status pending|completed|failed] [--limit N] [--all] [--json]
-  replay --from TIME|OFFSET [--to TIME|OFFSET] [--upsert] [--dry-run]
+  replay --from TIME|OFFSET [--to TIME|OFFSET] [--project ID] [--upsert] [--dry-run]
 ${PROJECTS_USAGE}
 
 service options (or environment): --url (USERCTL_URL), --token (USERCTL_TOKEN),
@@ -97,6 +97,7 @@ const TASKS_OPTIONS = {
 
 const REPLAY_OPTIONS = {
   from: { type: 'string' },
+  project: { type: 'string' },
   to: { type: 'string' },
   upsert: { type: 'boolean', default: false },
   'dry-run': { type: 'boolean', default: false },
@@ -281,7 +282,13 @@ async function main(argv: string[]): Promise<number> {
       const { values, positionals } = parseCommand(argv, 'replay', REPLAY_OPTIONS);
       if (positionals.length > 1) throw new CliError('replay takes no FILE or ID');
       if (!values.from) throw new CliError('replay needs --from TIME|OFFSET');
-      return replay({ from: values.from, to: values.to, upsert: values.upsert, dryRun: values['dry-run'] });
+      return replay({
+        from: values.from,
+        to: values.to,
+        project: values.project,
+        upsert: values.upsert,
+        dryRun: values['dry-run'],
+      });
     }
     case 'projects':
       return projects(argv);

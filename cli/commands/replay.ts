@@ -13,6 +13,8 @@ import { count, progressOnStderr } from '../progress.js';
 export interface ReplayOptions {
   readonly from: string;
   readonly to?: string | undefined;
+  /** The project whose imports are replayed; the configured project when absent. */
+  readonly project?: string | undefined;
   readonly upsert: boolean;
   readonly dryRun: boolean;
 }
@@ -51,7 +53,7 @@ export async function replay(options: ReplayOptions): Promise<number> {
         log: bus.importLog,
         bus: config.kafkaBrokers.length > 0 ? 'kafka' : 'postgres',
         groupPrefix: config.kafkaTopicPrefix,
-        project: config.project.id,
+        project: options.project ?? config.project.id,
       },
       {
         from,

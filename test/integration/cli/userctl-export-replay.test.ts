@@ -94,6 +94,10 @@ describe('userctl export, status and replay', function () {
     expect(dry.stdout.trim().split('\n')).to.have.length(1);
     expect(dry.stdout).to.match(/userimport_\w+ 300 records upsert=false/);
     expect(dry.stderr).to.include('would create 1 import tasks (300 records)');
+    // By project: another project's replay takes none of these imports.
+    const other = await userctl(['replay', '--from', from, '--dry-run', '--project', 'other'], replayEnv);
+    expect(other.code, other.stderr).to.equal(0);
+    expect(other.stderr).to.include('would create 0 import tasks (0 records)');
 
     const real = await userctl(['replay', '--from', from, '--upsert'], replayEnv);
     expect(real.code, real.stderr).to.equal(0);
