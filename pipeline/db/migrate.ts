@@ -1,41 +1,135 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Pool } from './pool.js';
+import type { Pool, PoolClient } from './pool.js';
 import { withTransaction } from './transaction.js';
 
 const SQL_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
 
+/** The first line of a migration whose statements run one by one, outside a transaction. */
+const ONLINE = /^-- online:/;
+
 /**
- * Applies the numbered migrations of sql/ that the current schema has not seen, all in one
- * transaction under a transaction-level advisory lock: two processes never apply them at once, and
- * the lock holds through a transaction-pooling PgBouncer, which a session lock does not. A failed
- * migration leaves the schema as it was. Safe to run twice. `projectId` is the configured project,
- * which the rows of a deployment from before the projects were rows are given.
+ * Applies the numbered migrations of sql/ that the current schema has not seen, in order. The
+ * ones in a row that are not online run in one transaction under a transaction-level advisory
+ * lock: two processes never apply them at once, the lock holds through a transaction-pooling
+ * PgBouncer (which a session lock does not), and a failed one leaves the schema as it was. An
+ * online migration (its first line `-- online:`) builds what would lock a large table for long
+ * (CREATE INDEX CONCURRENTLY): its statements run one by one under a session-level lock (a direct
+ * connection), each recorded once done, so a run cut short goes on from where it stopped. Safe to
+ * run twice. `projectId` is the configured project, which the rows of a deployment from before the
+ * projects were rows are given; `through` (a number, `023`) stops at that migration, as a
+ * deployment of an earlier version has its schema (the bench of the live migration).
  */
-export async function migrate(pool: Pool, projectId = 'default'): Promise<string[]> {
-  const files = (await readdir(SQL_DIR)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+export async function migrate(
+  pool: Pool,
+  projectId = 'default',
+  { through }: { readonly through?: string } = {},
+): Promise<string[]> {
+  const files = (await readdir(SQL_DIR))
+    .filter((f) => /^\d{3}_.+\.sql$/.test(f) && (through === undefined || f.slice(0, 3) <= through))
+    .sort();
+  const texts = new Map(
+    await Promise.all(files.map(async (f) => [f, await readFile(path.join(SQL_DIR, f), 'utf8')] as const)),
+  );
+  const applied: string[] = [];
+  for (;;) {
+    const { done, online } = await applyInTransaction(pool, projectId, files, texts);
+    applied.push(...done);
+    if (!online) return applied;
+    if (await applyOnline(pool, online, texts.get(online) as string)) applied.push(online);
+  }
+}
+
+/**
+ * Applies, in one transaction, the migrations not yet applied up to the first online one, which
+ * it names for the caller.
+ */
+function applyInTransaction(
+  pool: Pool,
+  projectId: string,
+  files: readonly string[],
+  texts: ReadonlyMap<string, string>,
+): Promise<{ done: string[]; online: string | undefined }> {
   return withTransaction(pool, async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('migrate:' || current_schema()))`);
     // A migration may rewrite a large table: it is bounded by the deploy, not by a statement timeout.
     await client.query(`SELECT set_config('statement_timeout', '0', true)`);
     // The project the rows of a deployment from before belong to (sql/024_user_projects.sql).
     await client.query(`SELECT set_config('users_service.project_id', $1, true)`, [projectId]);
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    const done = new Set(
-      (await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map(
-        (r) => r.version,
-      ),
-    );
-    const applied: string[] = [];
+    await createLedger(client);
+    const seen = await appliedVersions(client);
+    const done: string[] = [];
     for (const file of files) {
-      if (done.has(file)) continue;
-      await client.query(await readFile(path.join(SQL_DIR, file), 'utf8'));
+      if (seen.has(file)) continue;
+      const text = texts.get(file) as string;
+      if (ONLINE.test(text)) return { done, online: file };
+      await client.query(text);
       await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
-      applied.push(file);
+      done.push(file);
     }
-    return applied;
+    return { done, online: undefined };
   });
+}
+
+/**
+ * Runs an online migration's statements not yet recorded, one by one; whether this call applied
+ * it (false: another process had). An index that a statement cut short left invalid is dropped
+ * and built again.
+ */
+async function applyOnline(pool: Pool, file: string, text: string): Promise<boolean> {
+  const client = await pool.connect();
+  const lock = `hashtext('migrate:' || current_schema())`;
+  try {
+    await client.query(`SELECT pg_advisory_lock(${lock})`);
+    await client.query('SET statement_timeout = 0');
+    const seen = await appliedVersions(client);
+    if (seen.has(file)) return false;
+    const statements = onlineStatements(text);
+    for (const [n, statement] of statements.entries()) {
+      const step = `${file}#${n + 1}`;
+      if (seen.has(step)) continue;
+      const index = /CREATE (?:UNIQUE )?INDEX CONCURRENTLY IF NOT EXISTS (\w+)/.exec(statement)?.[1];
+      if (index) await dropInvalidIndex(client, index);
+      await client.query(statement);
+      await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [step]);
+    }
+    await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
+    return true;
+  } finally {
+    await client.query(`SELECT pg_advisory_unlock(${lock})`).catch(() => {});
+    await client.query('RESET statement_timeout').catch(() => {});
+    client.release();
+  }
+}
+
+/** The statements of an online migration: its text split at each `;` that ends a line, comments out. */
+function onlineStatements(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => !line.startsWith('--'))
+    .join('\n')
+    .split(/;\s*\n/)
+    .map((s) => s.trim().replace(/;$/, ''))
+    .filter((s) => s.length > 0);
+}
+
+async function dropInvalidIndex(client: PoolClient, name: string): Promise<void> {
+  const { rows } = await client.query<{ invalid: boolean }>(
+    `SELECT NOT i.indisvalid AS invalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+    [name],
+  );
+  if (rows[0]?.invalid) await client.query(`DROP INDEX CONCURRENTLY ${name}`);
+}
+
+async function createLedger(client: PoolClient): Promise<void> {
+  await client.query(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+}
+
+async function appliedVersions(client: PoolClient): Promise<Set<string>> {
+  const { rows } = await client.query<{ version: string }>('SELECT version FROM schema_migrations');
+  return new Set(rows.map((r) => r.version));
 }

@@ -6,6 +6,7 @@ import { benchUsers } from './bench-schema.js';
 import { benchCluster } from './cluster.js';
 import { benchExports } from './exports.js';
 import { benchImport } from './imports.js';
+import { benchLiveMigration } from './live-migration.js';
 import { benchLookups } from './lookups.js';
 import { waitUntilIdle } from './measure.js';
 import { BenchReport, type BenchRow } from './report.js';
@@ -24,7 +25,7 @@ if (!url || !brokers || !blobs || !clickhouse || !cluster) {
   );
   process.exit(2);
 }
-// "lookups", "export", "search", "import", "userctl", "api-memory", "cluster" or "tenancy": one section, for development.
+// "lookups", "export", "search", "import", "userctl", "api-memory", "cluster", "tenancy" or "live-migration": one section, for development.
 const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -54,6 +55,7 @@ try {
   await section('api-memory', () => benchApiMemory(url, brokers, log));
   await section('cluster', () => benchCluster(url, cluster, log));
   await section('tenancy', () => benchTenancy(url, brokers, log));
+  await section('live-migration', () => benchLiveMigration(url, users, log));
 } finally {
   report.print();
 }

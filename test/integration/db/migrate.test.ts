@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { expect } from 'chai';
+import pg from 'pg';
 import { migrate } from '../../../pipeline/db/migrate.js';
-import { useTestSchema } from '../../support/database.js';
+import { createPool, type Pool } from '../../../pipeline/db/pool.js';
+import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
 
 describe('db/migrate', () => {
   const db = useTestSchema();
@@ -16,7 +19,28 @@ describe('db/migrate', () => {
       .filter((f) => f.endsWith('.sql'))
       .sort();
     expect(files).to.include.members(['001_users.sql', '002_identities.sql', '005_tasks.sql']);
-    expect(rows.map((r) => r.version)).to.deep.equal(files);
+    // An online migration records each statement as well (`<file>#<n>`).
+    expect(rows.map((r) => r.version).filter((v) => !v.includes('#'))).to.deep.equal(files);
+  });
+
+  it('goes on with an online migration cut short, building again an index it left invalid', async () => {
+    // As a run stopped while it built the project-led login id key: that index left invalid,
+    // and neither that statement nor any after it recorded.
+    await db().query(
+      `CREATE UNIQUE INDEX identities_project_login_id ON identities (project_id, login_id_key, login_id)
+         WHERE type = 'login_id';
+       UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'identities_project_login_id'::regclass;
+       DELETE FROM schema_migrations WHERE version = '028_project_keys.sql'
+          OR (version LIKE '028_project_keys.sql#%' AND split_part(version, '#', 2)::int >= 4);`,
+    );
+    expect(await migrate(db())).to.deep.equal(['028_project_keys.sql']);
+    const { rows } = await db().query<{ name: string; valid: boolean; definition: string }>(
+      `SELECT c.relname AS name, i.indisvalid AS valid, pg_get_indexdef(i.indexrelid) AS definition
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE c.relnamespace = current_schema()::regnamespace AND c.relname LIKE 'identities%login_id'`,
+    );
+    expect(rows.map((r) => [r.name, r.valid])).to.deep.equal([['identities_login_id', true]]);
+    expect(rows[0]?.definition).to.include('(project_id, login_id_key, login_id)');
   });
 
   it('makes each exact lookup a probe of one index', async () => {
@@ -80,5 +104,42 @@ describe('db/migrate', () => {
       },
     );
     expect(code).to.equal('23505');
+  });
+});
+
+describe('db/migrate: a deployment of the version before projects', () => {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  let pool: Pool | undefined;
+  before(async () => {
+    const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.end();
+    pool = createPool({ connectionString: testDatabaseUrl(), schema, max: 2 });
+  });
+  after(async () => {
+    await pool?.query(`DROP SCHEMA ${schema} CASCADE`);
+    await pool?.end();
+  });
+
+  it("gives its rows the configured project, and so the rows its version's writers add while it upgrades", async () => {
+    const db = pool as Pool;
+    await migrate(db, 'acme', { through: '023' });
+    // A writer of that version: it names no project.
+    const insertOld = async (id: string) => {
+      await db.query('INSERT INTO users (id) VALUES ($1)', [id]);
+      await db.query(
+        `INSERT INTO identities (id, user_id, type, login_id_key, login_id_type, login_id, original_login_id)
+         VALUES (gen_random_uuid(), $1::uuid, 'login_id', 'email', 'email', $1::text || '@old.test', $1::text || '@old.test')`,
+        [id],
+      );
+    };
+    await insertOld('00000000-0000-4000-8000-000000000001');
+    expect(await migrate(db, 'acme')).to.include.members(['024_user_projects.sql', '028_project_keys.sql']);
+    await insertOld('00000000-0000-4000-8000-000000000002');
+    const { rows } = await db.query<{ project_id: string }>(
+      'SELECT project_id FROM users UNION ALL SELECT project_id FROM identities',
+    );
+    expect(rows.map((r) => r.project_id)).to.deep.equal(['acme', 'acme', 'acme', 'acme']);
   });
 });
