@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Pool, PoolClient } from './pool.js';
 import { withTransaction } from './transaction.js';
@@ -16,7 +17,8 @@ const ONLINE = /^-- online:/;
  * PgBouncer (which a session lock does not), and a failed one leaves the schema as it was. An
  * online migration (its first line `-- online:`) builds what would lock a large table for long
  * (CREATE INDEX CONCURRENTLY): its statements run one by one under a session-level lock (a direct
- * connection), each recorded once done, so a run cut short goes on from where it stopped. Safe to
+ * connection), each recorded once done, so a run cut short goes on from where it stopped. A
+ * process that finds the lock held asks again a moment later, never waiting inside a statement. Safe to
  * run twice. `projectId` is the configured project, which the rows of a deployment from before the
  * projects were rows are given; `through` (a number, `023`) stops at that migration, as a
  * deployment of an earlier version has its schema (the bench of the live migration).
@@ -34,25 +36,42 @@ export async function migrate(
   );
   const applied: string[] = [];
   for (;;) {
-    const { done, online } = await applyInTransaction(pool, projectId, files, texts);
-    applied.push(...done);
-    if (!online) return applied;
-    if (await applyOnline(pool, online, texts.get(online) as string)) applied.push(online);
+    const step = await applyInTransaction(pool, projectId, files, texts);
+    if (step === 'busy') {
+      await sleep(LOCK_RETRY_MS);
+      continue;
+    }
+    applied.push(...step.done);
+    if (!step.online) return applied;
+    const online = await applyOnline(pool, step.online, texts.get(step.online) as string);
+    if (online === 'busy') await sleep(LOCK_RETRY_MS);
+    else if (online === 'applied') applied.push(step.online);
   }
 }
 
 /**
+ * How long a process waits before it asks again for the lock another process holds. It never
+ * waits inside a statement: a waiting statement holds a snapshot, and CREATE INDEX CONCURRENTLY
+ * in the process that holds the lock would wait for that snapshot in turn.
+ */
+const LOCK_RETRY_MS = 250;
+const LOCK = `hashtext('migrate:' || current_schema())`;
+
+/**
  * Applies, in one transaction, the migrations not yet applied up to the first online one, which
- * it names for the caller.
+ * it names for the caller; 'busy' when another process holds the lock.
  */
 function applyInTransaction(
   pool: Pool,
   projectId: string,
   files: readonly string[],
   texts: ReadonlyMap<string, string>,
-): Promise<{ done: string[]; online: string | undefined }> {
+): Promise<{ done: string[]; online: string | undefined } | 'busy'> {
   return withTransaction(pool, async (client) => {
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext('migrate:' || current_schema()))`);
+    const { rows } = await client.query<{ held: boolean }>(
+      `SELECT pg_try_advisory_xact_lock(${LOCK}) AS held`,
+    );
+    if (!rows[0]?.held) return 'busy';
     // A migration may rewrite a large table: it is bounded by the deploy, not by a statement timeout.
     await client.query(`SELECT set_config('statement_timeout', '0', true)`);
     // The project the rows of a deployment from before belong to (sql/024_user_projects.sql).
@@ -73,18 +92,20 @@ function applyInTransaction(
 }
 
 /**
- * Runs an online migration's statements not yet recorded, one by one; whether this call applied
- * it (false: another process had). An index that a statement cut short left invalid is dropped
- * and built again.
+ * Runs an online migration's statements not yet recorded, one by one: 'applied', 'done' (another
+ * process had applied it) or 'busy' (another process holds the lock). An index that a statement
+ * cut short left invalid is dropped and built again.
  */
-async function applyOnline(pool: Pool, file: string, text: string): Promise<boolean> {
+async function applyOnline(pool: Pool, file: string, text: string): Promise<'applied' | 'done' | 'busy'> {
   const client = await pool.connect();
-  const lock = `hashtext('migrate:' || current_schema())`;
+  let held = false;
   try {
-    await client.query(`SELECT pg_advisory_lock(${lock})`);
+    const { rows } = await client.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(${LOCK}) AS held`);
+    held = rows[0]?.held ?? false;
+    if (!held) return 'busy';
     await client.query('SET statement_timeout = 0');
     const seen = await appliedVersions(client);
-    if (seen.has(file)) return false;
+    if (seen.has(file)) return 'done';
     const statements = onlineStatements(text);
     for (const [n, statement] of statements.entries()) {
       const step = `${file}#${n + 1}`;
@@ -95,10 +116,12 @@ async function applyOnline(pool: Pool, file: string, text: string): Promise<bool
       await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [step]);
     }
     await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
-    return true;
+    return 'applied';
   } finally {
-    await client.query(`SELECT pg_advisory_unlock(${lock})`).catch(() => {});
-    await client.query('RESET statement_timeout').catch(() => {});
+    if (held) {
+      await client.query(`SELECT pg_advisory_unlock(${LOCK})`).catch(() => {});
+      await client.query('RESET statement_timeout').catch(() => {});
+    }
     client.release();
   }
 }

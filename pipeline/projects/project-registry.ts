@@ -66,17 +66,25 @@ export async function startProjectRegistry(
     revision = seen;
   };
 
-  await reload();
+  // One read at a time: a slower, older read never replaces a newer one.
+  let reading: Promise<void> | undefined;
+  const refresh = () => {
+    reading ??= reload().finally(() => {
+      reading = undefined;
+    });
+    return reading;
+  };
+  await refresh();
   const poll = keepBeating(
     () =>
-      reload().catch((err: unknown) => log.warn({ err }, 'projects not read again; the last read is used')),
+      refresh().catch((err: unknown) => log.warn({ err }, 'projects not read again; the last read is used')),
     REVISION_POLL_MS,
   );
   return {
     get: (id) => byId.get(id)?.project,
     ids: () => [...byId.keys()],
     byHost: (host) => byDomain.get(host.toLowerCase()),
-    refresh: reload,
+    refresh,
     stop: () => poll.stop(),
   };
 }
