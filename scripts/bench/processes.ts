@@ -140,8 +140,11 @@ export interface BenchService {
   readonly token: string;
   /** The services' settings (for a command run against the same service, `make replay` say). */
   readonly env: NodeJS.ProcessEnv;
-  /** POSTs an import request body over plain HTTP (as behind a TLS proxy); the task id. */
-  importRequest(body: string): Promise<string>;
+  /**
+   * POSTs an import request body over plain HTTP (as behind a TLS proxy), to the project of `host`
+   * (by default the configured one); the task id.
+   */
+  importRequest(body: string, host?: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -185,11 +188,12 @@ export async function startBenchService(
     port,
     token,
     env: serviceEnv,
-    async importRequest(body) {
+    async importRequest(body, host) {
       const res = await http.request({
         path: '/_api/admin/users/import',
         method: 'POST',
         headers: {
+          ...(host ? { host } : {}),
           authorization: `Bearer ${token}`,
           'content-type': 'application/json',
           'x-forwarded-proto': 'https',

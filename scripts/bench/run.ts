@@ -12,6 +12,7 @@ import { waitUntilIdle } from './measure.js';
 import { BenchReport, type BenchRow } from './report.js';
 import { benchSearch } from './search.js';
 import { benchTenancy } from './tenancy.js';
+import { benchSmallImportUnderBacklog } from './tenancy-backlog.js';
 import { benchUserctl } from './userctl.js';
 
 const url = process.env.BENCH_DATABASE_URL;
@@ -25,7 +26,7 @@ if (!url || !brokers || !blobs || !clickhouse || !cluster) {
   );
   process.exit(2);
 }
-// "lookups", "export", "search", "import", "userctl", "api-memory", "cluster", "tenancy" or "live-migration": one section, for development.
+// "lookups", "export", "search", "import", "userctl", "api-memory", "cluster", "tenancy", "tenancy-backlog" or "live-migration": one section, for development.
 const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -55,6 +56,7 @@ try {
   await section('api-memory', () => benchApiMemory(url, brokers, log));
   await section('cluster', () => benchCluster(url, cluster, log));
   await section('tenancy', () => benchTenancy(url, brokers, log));
+  await section('tenancy-backlog', () => benchSmallImportUnderBacklog(url, brokers, log));
   await section('live-migration', () => benchLiveMigration(url, users, log));
 } finally {
   report.print();
