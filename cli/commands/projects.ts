@@ -27,7 +27,8 @@ export const PROJECTS_USAGE = `  projects put FILE...         create or replace 
   projects list [--json]
   projects show ID             its settings (secrets left out) and usage
   projects delete ID [--purge] refused while it has users or tasks; --purge removes them,
-                               its files and its search rows`;
+                               its files and its search rows
+    (projects works on the database: DATABASE_URL and TASK_SECRETS_KEY, no service options)`;
 
 /**
  * `userctl projects`: the deployment's projects, managed in its database with the service's own

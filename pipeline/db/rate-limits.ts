@@ -35,12 +35,16 @@ export async function takeToken(db: Queryable, name: string, limit: BucketLimit)
   return { taken: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - row.available) / rate)) };
 }
 
-/** Gives one token back to the named bucket (never above its `count`): the work it paid for failed. */
+/**
+ * Gives one token back to the named bucket (never above its `count`): the work it paid for failed.
+ * Never takes any away: a worker gives back with the deployment's count, and a project's own
+ * count may be higher.
+ */
 export async function giveBackToken(db: Queryable, name: string, limit: BucketLimit): Promise<void> {
-  await db.query('UPDATE rate_limit_buckets SET tokens = least($2::float8, tokens + 1) WHERE name = $1', [
-    name,
-    limit.count,
-  ]);
+  await db.query(
+    'UPDATE rate_limit_buckets SET tokens = greatest(tokens, least($2::float8, tokens + 1)) WHERE name = $1',
+    [name, limit.count],
+  );
 }
 
 /** Removes the named bucket. */

@@ -29,11 +29,11 @@ const LEASE_MARGIN_SECONDS = 5;
 
 /**
  * Delivers every project's task events to its webhook endpoints (as the registry last read them),
- * at least once each, apart from the tasks: a round fans new events out into deliveries and starts the due ones, at most
- * `webhooks.concurrency` in flight, each bounded by `webhooks.timeoutMs`, so that a slow or dead
- * receiver holds a slot of its own and never a task. Any worker process may deliver any delivery:
- * a delivery is leased while its request is in flight, and one whose worker died is taken again
- * once its lease ran out.
+ * at least once each, apart from the tasks: a round fans new events out into deliveries and starts
+ * the due ones, at most `webhooks.concurrency` in flight, each bounded by `webhooks.timeoutMs`, so
+ * that a slow or dead receiver holds a slot of its own and never a task. Any worker process may
+ * deliver any delivery: a delivery is leased while its request is in flight, and one whose worker
+ * died is taken again once its lease ran out.
  */
 export function startWebhookDelivery(
   pool: Pool,

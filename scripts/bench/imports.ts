@@ -51,14 +51,19 @@ export function requestBodies(): string[] {
   return bodies;
 }
 
-/** A new, migrated schema of the bench database with the bench's roles. */
-export async function freshSchema(url: string, schema: string): Promise<Pool> {
+/** A new, empty schema of the bench database (dropped first if it was there), and a pool on it. */
+export async function emptySchema(url: string, schema: string): Promise<Pool> {
   await dropSchema(url, schema);
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const pool = createPool({ connectionString: url, schema, max: 4 });
+  return createPool({ connectionString: url, schema, max: 4 });
+}
+
+/** A new, migrated schema of the bench database with the bench's roles. */
+export async function freshSchema(url: string, schema: string): Promise<Pool> {
+  const pool = await emptySchema(url, schema);
   await migrate(pool);
   for (const key of ROLES)
     await pool.query('INSERT INTO roles (id, project_id, key) VALUES ($1, $2, $3)', [

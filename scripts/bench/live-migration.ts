@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { migrate } from '../../pipeline/db/migrate.js';
-import { createPool } from '../../pipeline/db/pool.js';
+import { emptySchema } from './imports.js';
 import { schemaUrl } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -23,13 +23,8 @@ export async function benchLiveMigration(
   users: number,
   log: (line: string) => void,
 ): Promise<BenchRow[]> {
-  const admin = new pg.Client({ connectionString: databaseUrl });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.query(`CREATE SCHEMA ${SCHEMA}`);
-  await admin.end();
+  const pool = await emptySchema(databaseUrl, SCHEMA);
   const url = schemaUrl(databaseUrl, SCHEMA);
-  const pool = createPool({ connectionString: url, max: 2 });
   try {
     await migrate(pool, 'default', { through: '023' });
     const started = Date.now();

@@ -1,11 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig, projectFromDocument } from '../../pipeline/config.js';
-import { putProjects } from '../../pipeline/projects/project-admin.js';
-import { secretBox } from '../../pipeline/tasks/task-secrets.js';
 import { freshSchema } from './imports.js';
 import { tasksCompletedAt } from './measure.js';
-import { BENCH_SECRETS_KEY, startBenchService } from './processes.js';
+import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
+import { putBenchProjects } from './tenancy.js';
 
 const SCHEMA = 'bench_tenancy_backlog_v1';
 /** Project A's backlog: this many imports of this many records each. */
@@ -38,22 +36,10 @@ export async function benchSmallImportUnderBacklog(
     }),
   });
   try {
-    const config = loadConfig({});
-    await putProjects(
-      {
-        pool,
-        box: secretBox(Buffer.from(BENCH_SECRETS_KEY, 'base64')),
-        read: (document, name) => projectFromDocument(document, name, config),
-        embedded: true,
-      },
-      [
-        {
-          name: 'b.json',
-          // The bench's admin keys (ADMIN_JWKS_FILE) and its token's audience.
-          document: { id: 'b', domain: 'b.tenancy.bench', public_origin: `http://localhost:${service.port}` },
-        },
-      ],
-    );
+    // The bench's admin keys (ADMIN_JWKS_FILE) and its token's audience.
+    await putBenchProjects(pool, [
+      { id: 'b', domain: 'b.tenancy.bench', public_origin: `http://localhost:${service.port}` },
+    ]);
     await sleep(REGISTRY_SETTLE_MS);
     const small = (tag: string) =>
       JSON.stringify({

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { loadConfig, projectFromDocument } from '../../pipeline/config.js';
 import { migrate } from '../../pipeline/db/migrate.js';
-import { createPool } from '../../pipeline/db/pool.js';
+import type { Pool } from '../../pipeline/db/pool.js';
 import { putProjects } from '../../pipeline/projects/project-admin.js';
 import { secretBox } from '../../pipeline/tasks/task-secrets.js';
-import { BENCH_SECRETS_KEY, schemaUrl, startBenchService } from './processes.js';
+import { emptySchema } from './imports.js';
+import { BENCH_SECRETS_KEY, startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const SCHEMA = 'bench_tenancy_v1';
@@ -24,34 +24,21 @@ export async function benchTenancy(
   brokers: string,
   log: (line: string) => void,
 ): Promise<BenchRow[]> {
-  const admin = new pg.Client({ connectionString: databaseUrl });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.query(`CREATE SCHEMA ${SCHEMA}`);
-  const pool = createPool({ connectionString: schemaUrl(databaseUrl, SCHEMA), max: 2 });
+  const pool = await emptySchema(databaseUrl, SCHEMA);
   await migrate(pool);
   const service = await startBenchService('tenancy', { databaseUrl, schema: SCHEMA, brokers });
   try {
-    const one = await idleTransactionsPerSecond(admin);
+    const one = await idleTransactionsPerSecond(pool);
     log(`tenancy: idle with 1 project: ${one.toFixed(1)} transactions/s`);
-    const config = loadConfig({});
-    await putProjects(
-      {
-        pool,
-        box: secretBox(Buffer.from(BENCH_SECRETS_KEY, 'base64')),
-        read: (document, name) => projectFromDocument(document, name, config),
-        embedded: true,
-      },
+    await putBenchProjects(
+      pool,
       Array.from({ length: PROJECTS - 1 }, (_, i) => ({
-        name: `p${i}.json`,
-        document: {
-          id: `p${i}`,
-          domain: `p${i}.tenancy.bench`,
-          custom_attributes: [{ name: 'tier', type: 'string' }],
-        },
+        id: `p${i}`,
+        domain: `p${i}.tenancy.bench`,
+        custom_attributes: [{ name: 'tier', type: 'string' }],
       })),
     );
-    const many = await idleTransactionsPerSecond(admin);
+    const many = await idleTransactionsPerSecond(pool);
     log(`tenancy: idle with ${PROJECTS} projects: ${many.toFixed(1)} transactions/s`);
     return [
       row(
@@ -66,19 +53,40 @@ export async function benchTenancy(
   } finally {
     await service.stop();
     await pool.end();
-    await admin.end();
   }
 }
 
+/** Puts projects of these files as `userctl projects put` does, sealed with the bench services' key. */
+export async function putBenchProjects(
+  pool: Pool,
+  documents: readonly Record<string, unknown>[],
+): Promise<void> {
+  const config = loadConfig({});
+  await putProjects(
+    {
+      pool,
+      box: secretBox(Buffer.from(BENCH_SECRETS_KEY, 'base64')),
+      read: (document, name) => projectFromDocument(document, name, config),
+      embedded: true,
+    },
+    documents.map((document, i) => ({ name: `project ${i + 1}`, document })),
+  );
+}
+
 /** The database's committed and rolled back transactions a second over the window, once settled. */
-async function idleTransactionsPerSecond(admin: pg.Client): Promise<number> {
+async function idleTransactionsPerSecond(pool: Pool): Promise<number> {
   await sleep(SETTLE_MS);
   const read = async () => {
-    await admin.query('SELECT pg_stat_clear_snapshot()');
-    const { rows } = await admin.query<{ n: string }>(
-      `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
-    );
-    return Number(rows[0]?.n ?? 0);
+    const client = await pool.connect();
+    try {
+      await client.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await client.query<{ n: string }>(
+        `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+      );
+      return Number(rows[0]?.n ?? 0);
+    } finally {
+      client.release();
+    }
   };
   const before = await read();
   const started = Date.now();
