@@ -51,6 +51,6 @@ export function projectOfHost(
 /** The scope `projectOfHost` put on the request. */
 export function scopeOf(ctx: Context): ProjectScope {
   const scope = ctx.state.scope as ProjectScope | undefined;
-  if (!scope) throw new Error('no project scope: projectOfHost must run first');
+  if (!scope) throw new ApiError('UnexpectedError', 'no project scope: projectOfHost must run first');
   return scope;
 }

@@ -3,6 +3,7 @@ import { type DocumentNode, GraphQLError, parse, type Source, validate } from 'g
 import { createHandler } from 'graphql-http/lib/use/koa';
 import type { Middleware } from 'koa';
 import { LRUCache } from 'lru-cache';
+import { ApiError } from '../../pipeline/errors.js';
 import type { Logger } from '../../pipeline/log.js';
 import { toApiError } from '../errors.js';
 import { inFlightLimit } from '../in-flight-limit.js';
@@ -64,7 +65,7 @@ export function graphqlHandler(log: Logger): Middleware[] {
     schema: adminSchema,
     context: (req) => {
       const context = contexts.get(req.raw);
-      if (!context) throw new Error('no project context for this request');
+      if (!context) throw new ApiError('UnexpectedError', 'no project context for this request');
       return context;
     },
     parse: parseDocument,
