@@ -1,5 +1,4 @@
 import type { BlobStorage } from '../blob/blob-storage.js';
-import { projectPrefix } from '../blob/task-files.js';
 import type { Pool } from '../db/pool.js';
 import { findAbandonedTaskBlobs, forgetTaskBlobs, unnamedBlobs } from '../db/task-blobs.js';
 import { deleteTasks, findTasksPastRetention } from '../db/tasks/retention.js';
@@ -50,10 +49,19 @@ export async function deleteAbandonedTaskFiles(pool: Pool, blobs: BlobStorage): 
   return names;
 }
 
+/** A file under a project's folder: `<project>/...`. */
+const FOLDER = /^([a-z0-9][a-z0-9-]*)\//;
+/**
+ * A file of a project from before the folders: `<project>-<task id>-...` at the top, matched whole,
+ * since a project's id may begin another's (`a` and `a-user...`).
+ */
+const LEGACY = /^([a-z0-9][a-z0-9-]*)-user(?:import|export)_[A-Z2-7]{32}-[^/]*$/;
+
 /**
  * Deletes every blob under the projects' folders that is older than the retention and that no task
- * names: whatever wrote it (an attempt whose record was lost with its database, a hand upload),
- * no file of these projects outlives the retention unnamed. Blobs elsewhere in the container (other
+ * names (one listing of the container, filtered by the projects' names): whatever wrote it (an
+ * attempt whose record was lost with its database, a hand upload), no file of these projects
+ * outlives the retention unnamed. Blobs elsewhere in the container (other
  * deployments', other projects') are never touched; names of the projects' files from before the
  * folders (`<project>-<task>-...` at the top) are swept too. Returns the names deleted.
  */
@@ -64,16 +72,12 @@ export async function deleteUnnamedTaskFiles(
   projectIds: readonly string[],
 ): Promise<string[]> {
   const cutoff = new Date(Date.now() - retentionSeconds * 1000);
-  const old: string[] = [];
-  for (const project of projectIds) {
-    old.push(...(await blobs.listCreatedBefore(cutoff, projectPrefix(project))));
-    // Before the folders: `<project>-<task id>-...` at the top. Matched whole, since a project's id
-    // may begin another's (`a` and `a-user...`).
-    const legacy = new RegExp(`^${project}-user(import|export)_[A-Z2-7]{32}-[^/]*$`);
-    old.push(
-      ...(await blobs.listCreatedBefore(cutoff, `${project}-user`)).filter((name) => legacy.test(name)),
-    );
-  }
+  const projects = new Set(projectIds);
+  // One listing of the container, whatever the number of projects, kept to the projects' files.
+  const old = (await blobs.listCreatedBefore(cutoff)).filter((name) => {
+    const project = FOLDER.exec(name)?.[1] ?? LEGACY.exec(name)?.[1];
+    return project !== undefined && projects.has(project);
+  });
   const names = old.length === 0 ? [] : await unnamedBlobs(pool, old);
   for (const name of names) await blobs.delete(name);
   if (names.length > 0) await forgetTaskBlobs(pool, names);
