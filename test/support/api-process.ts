@@ -60,6 +60,7 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
+      schema(),
     );
     await new Promise<void>((resolve, reject) => {
       child?.stdout?.on('data', (chunk: Buffer) => {
@@ -95,7 +96,7 @@ export function useApiProcess(schema: () => string, env: Record<string, string> 
   });
 
   after(async () => {
-    if (child && child.exitCode === null) {
+    if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child?.on('exit', resolve));
       child.kill('SIGTERM');
       await exited;

@@ -31,7 +31,7 @@ export function useWorkerProcesses(
       // With `output`, its log lines (stdout) can be read by the test.
       stdio: ['ignore', output ? 'pipe' : 'ignore', 'inherit'],
     });
-    workers.push(tracked(worker));
+    workers.push(tracked(worker, schema));
     return worker;
   };
 }
