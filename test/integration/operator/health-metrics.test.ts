@@ -115,7 +115,12 @@ describe('health, readiness, metrics and request ids', function () {
     expect(after.text).to.include('users_http_request_duration_seconds_bucket');
     expect(after.text).to.include('# TYPE users_task_consumer_lag gauge');
 
-    const lines = api().logLines();
+    // The records are counted as they are applied, the task's end is logged after: it is waited for.
+    const lines = await eventually(
+      async () => api().logLines(),
+      (logged) => logged.some((l) => l.task_id === id && l.msg === 'import completed'),
+      30,
+    );
     const request = lines.find((l) => l.msg === 'request' && l.request_id === 'req-metrics-1');
     expect(request).to.deep.include({ admin: 'admin', method: 'POST', status: 200 });
     const done = lines.find((l) => l.task_id === id && l.msg === 'import completed');
