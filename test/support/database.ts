@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
-import { killProcessesOf } from './leftover-processes.js';
+import { stopProcessesOf } from './leftover-processes.js';
 
 /** The connection string of the test database with `schema` as its search path (for a service). */
 export function schemaUrl(schema: string): string {
@@ -40,7 +40,7 @@ export function useTestSchema(connections = TEST_CONNECTIONS): (() => Pool) & { 
   });
   after(async () => {
     // A service process still on the schema would hold locks the drop waits for.
-    await killProcessesOf(schema);
+    await stopProcessesOf(schema);
     await pool?.query(`DROP SCHEMA ${schema} CASCADE`);
     await pool?.end();
   });
