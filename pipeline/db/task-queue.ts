@@ -31,27 +31,19 @@ export interface QueuedMessage {
 }
 
 /**
- * The waiting message of this kind to take next, that no other worker holds, locked for the
- * caller's transaction: fair across projects, it is the oldest message of the project with the
- * fewest tasks of the kind running and, among those, the one whose last task was claimed longest
- * ago (sql/027_project_claims.sql), so that one project's backlog never holds another's tasks
- * back; within a project, the oldest. (A message whose task is gone is taken at once, and dropped.)
+ * The oldest waiting message of this kind that no other worker holds, locked for the caller's
+ * transaction. It only wakes a slot: the task the slot takes is chosen by the claim (fair across
+ * projects, db/tasks/leases.ts). A message whose task is gone is taken at once, and dropped.
  */
 export async function takeQueuedMessage(
   client: PoolClient,
   kind: TaskKind,
 ): Promise<QueuedMessage | undefined> {
   const { rows } = await client.query<QueuedMessage>(
-    `SELECT q.task_id, q.message_key, q.message FROM task_queue q
-       LEFT JOIN tasks t ON t.id = q.task_id
-       LEFT JOIN project_claims c ON c.project_id = t.project_id AND c.kind = $1
-      WHERE q.kind = $1 AND q.processed_at IS NULL
-      ORDER BY (SELECT count(*) FROM tasks r
-                 WHERE r.project_id = t.project_id AND r.kind = $1 AND r.status = 'pending'
-                   AND r.owner IS NOT NULL),
-               c.claimed_at NULLS FIRST,
-               q.position
-      LIMIT 1 FOR UPDATE OF q SKIP LOCKED`,
+    `SELECT task_id, message_key, message FROM task_queue
+      WHERE kind = $1 AND processed_at IS NULL
+      ORDER BY position
+      LIMIT 1 FOR UPDATE SKIP LOCKED`,
     [kind],
   );
   return rows[0];

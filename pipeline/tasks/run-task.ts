@@ -4,8 +4,7 @@ import type { TaskKind } from '../../schemas/index.js';
 import type { TakenTask } from '../bus/bus.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
-import { type ClaimedTask, claimHandedOverTask, claimTask, releaseTask } from '../db/tasks/leases.js';
-import { offerAgain } from '../db/tasks/outbox.js';
+import { type ClaimedTask, claimTask, releaseTask } from '../db/tasks/leases.js';
 import { ApiError, AttemptLost, classifyFault, EngineError, type Fault } from '../errors.js';
 import type { Logger } from '../log.js';
 import { stalledAttempts } from '../operator/metrics.js';
@@ -42,14 +41,14 @@ const MAX_UNKNOWN_ATTEMPTS = 5;
 /** The life of every task: claim, lease, retries with backoff, hand-over, and the failure that ends it. */
 export interface TaskRunner {
   /**
-   * Claims a task for this process and starts `work` on it with the task's message body, which
-   * completes the task itself; resolves as soon as the claim is decided, with the work running on
-   * (undefined: the task ended, or another worker holds it, so a message may arrive twice). The
-   * task is the message's, unless a task under way was handed over (released, lapsed, stalled):
-   * that one goes first, and the message is offered again on the bus. Transient faults are
-   * retried with backoff and jitter for `config.taskRetrySeconds`; any other fault ends the task
-   * failed (an export's token given back). Throws when the claim could not be made (the database
-   * is down, or this process is draining), so that the bus delivers the message again.
+   * Claims the next task of the kind for this process (db/tasks/leases.ts: handed-over tasks
+   * first, then fair across projects; the message only wakes the slot) and starts `work` on it
+   * with the task's message body, which completes the task itself; resolves as soon as the claim
+   * is decided, with the work running on (undefined: no task waits, as when a message arrives
+   * twice). Transient faults are retried with backoff and jitter for `config.taskRetrySeconds`;
+   * any other fault ends the task failed (an export's token given back). Throws when the claim
+   * could not be made (the database is down, or this process is draining), so that the bus
+   * delivers the message again.
    */
   take(
     kind: TaskKind,
@@ -151,18 +150,12 @@ export function taskRunner(
   return {
     async take(kind, message, work) {
       if (draining.aborted) throw new TaskStop('draining');
-      const claim = { owner: WORKER, leaseMs };
-      const handed = await claimHandedOverTask(pool, kind, claim);
-      if (handed) {
-        if (handed.id !== message.task_id) await offerAgain(pool, message.task_id);
-        log.info(
-          { task_id: handed.id, kind, instead_of: message.task_id },
-          `${kind} handed over: taken first`,
-        );
-        return { finished: runClaimed(kind, handed, (run) => work(run, handed.message)) };
-      }
-      const task = await claimTask(pool, kind, message.task_id, claim);
-      return task && { finished: runClaimed(kind, task, (run) => work(run, message.body)) };
+      const task = await claimTask(pool, kind, message.task_id, { owner: WORKER, leaseMs });
+      if (!task) return undefined;
+      if (task.id !== message.task_id)
+        log.info({ task_id: task.id, kind, instead_of: message.task_id }, `${kind} taken in its turn`);
+      const body = task.message ?? message.body;
+      return { finished: runClaimed(kind, task, (run) => work(run, body)) };
     },
   };
 }

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { TEST_SECRETS_KEY } from './admin-api.js';
 import { testDatabaseUrl } from './database.js';
@@ -33,6 +34,18 @@ export function useWorkerProcesses(
     });
     workers.push(tracked(worker, schema));
     return worker;
+  };
+}
+
+/** The settings a worker process needs to join the service's bus: none for the embedded queue. */
+export function busEnv(config: ServiceConfig): Record<string, string> {
+  if (config.kafkaBrokers.length === 0) return {};
+  return {
+    KAFKA_BROKERS: config.kafkaBrokers.join(','),
+    KAFKA_TOPIC_PREFIX: config.kafkaTopicPrefix,
+    KAFKA_PARTITIONS: String(config.kafkaTopics.partitions),
+    KAFKA_REPLICATION_FACTOR: String(config.kafkaTopics.replicationFactor),
+    KAFKA_MIN_INSYNC_REPLICAS: String(config.kafkaTopics.minInsyncReplicas),
   };
 }
 

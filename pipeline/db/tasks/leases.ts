@@ -20,63 +20,62 @@ export interface ClaimedTask extends TaskAttempt {
   readonly replay_of: string | null;
 }
 
+/** A task claimed with the body of its message, unless it is the message the worker holds. */
+export interface TakenTaskRow extends ClaimedTask {
+  /** The task's message from the outbox; null when the task is the one the worker's message names. */
+  readonly message: string | null;
+}
+
 /**
- * Claims a pending task for `owner` until the lease ends: a new attempt, recorded. Undefined when
- * the task is gone, already completed (done, failed, cancelled or expired), or held by another
- * worker whose lease is running: a message delivered twice finds it taken. A lease that lapsed
- * is taken over by the upkeep, never here, so that its attempt is closed in one place. The
- * project's last claim is recorded with it (the embedded queue's fair order, db/task-queue.ts).
+ * Claims the next task of `kind` for `owner` until the lease ends: a new attempt, recorded. A bus
+ * message only wakes a slot; which task the slot takes is decided here, from the task rows, so the
+ * order is the same on every bus and across every partition:
+ * - a task handed over (started, then released by a draining worker or freed when its lease lapsed
+ *   or stalled) goes first, the one started longest ago first;
+ * - then the project with the fewest tasks of the kind running and, among those, the one whose last
+ *   task was claimed longest ago (sql/027_project_claims.sql): one project's backlog never holds
+ *   another's tasks back;
+ * - within a project, the task of the message in hand (its body is already read), then the oldest.
+ * Every waiting task has a message on its way (the outbox relays it until the task ends), so a
+ * message whose slot took another task leaves one for its own. Undefined when no task waits: a
+ * message delivered twice, or whose task was taken by another's message. A lease that lapsed is
+ * freed by the upkeep, never here, so that its attempt is closed in one place.
  */
 export async function claimTask(
   db: Queryable,
   kind: TaskKind,
-  id: string,
+  messageTaskId: string,
   claim: { owner: string; leaseMs: number },
-): Promise<ClaimedTask | undefined> {
-  const { rows } = await db.query<ClaimedTask>(
-    `WITH claimed AS (
-       UPDATE tasks SET owner = $3, attempt = attempt + 1,
+): Promise<TakenTaskRow | undefined> {
+  const { rows } = await db.query<TakenTaskRow>(
+    `WITH running AS (
+       SELECT project_id, count(*) AS n FROM tasks
+        WHERE kind = $1 AND status = 'pending' AND owner IS NOT NULL
+        GROUP BY project_id),
+     next AS (
+       SELECT t.id FROM tasks t
+         LEFT JOIN running r ON r.project_id = t.project_id
+         LEFT JOIN project_claims c ON c.project_id = t.project_id AND c.kind = $1
+        WHERE t.kind = $1 AND t.status = 'pending' AND t.owner IS NULL
+          AND EXISTS (SELECT 1 FROM task_outbox o WHERE o.task_id = t.id)
+        ORDER BY t.started_at NULLS LAST, coalesce(r.n, 0), c.claimed_at NULLS FIRST,
+                 t.id = $2 DESC, t.created_at
+        LIMIT 1 FOR UPDATE OF t SKIP LOCKED),
+     claimed AS (
+       UPDATE tasks t SET owner = $3, attempt = t.attempt + 1,
               lease_until = clock_timestamp() + $4 * interval '1 millisecond',
-              started_at = coalesce(started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
-        WHERE id = $1 AND kind = $2 AND status = 'pending' AND owner IS NULL
-        RETURNING id, attempt, owner, project_id, options, progress_processed, requested_by, replay_of),
+              started_at = coalesce(t.started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
+         FROM next WHERE t.id = next.id AND t.status = 'pending' AND t.owner IS NULL
+        RETURNING t.id, t.attempt, t.owner, t.project_id, t.options, t.progress_processed, t.requested_by,
+                  t.replay_of),
      recorded AS (INSERT INTO task_attempts (task_id, attempt, owner) SELECT id, attempt, owner FROM claimed),
      served AS (
        INSERT INTO project_claims (project_id, kind, claimed_at)
-       SELECT project_id, $2, clock_timestamp() FROM claimed
+       SELECT project_id, $1, clock_timestamp() FROM claimed
        ON CONFLICT (project_id, kind) DO UPDATE SET claimed_at = EXCLUDED.claimed_at)
-     SELECT * FROM claimed`,
-    [id, kind, claim.owner, claim.leaseMs],
-  );
-  return rows[0];
-}
-
-/**
- * Claims the task of `kind` that was handed over longest ago (started, then released by a draining
- * worker or freed when its lease lapsed or stalled, and not yet taken again), with its message:
- * a task under way goes on before any task not yet started, wherever its message waits on the bus.
- * Undefined when there is none.
- */
-export async function claimHandedOverTask(
-  db: Queryable,
-  kind: TaskKind,
-  claim: { owner: string; leaseMs: number },
-): Promise<(ClaimedTask & { readonly message: string }) | undefined> {
-  const { rows } = await db.query<ClaimedTask & { message: string }>(
-    `WITH handed AS (
-       SELECT id FROM tasks t
-        WHERE kind = $1 AND status = 'pending' AND owner IS NULL AND started_at IS NOT NULL
-          AND EXISTS (SELECT 1 FROM task_outbox o WHERE o.task_id = t.id)
-        ORDER BY started_at LIMIT 1 FOR UPDATE SKIP LOCKED),
-     claimed AS (
-       UPDATE tasks t SET owner = $2, attempt = t.attempt + 1,
-              lease_until = clock_timestamp() + $3 * interval '1 millisecond', heartbeat_at = clock_timestamp()
-         FROM handed WHERE t.id = handed.id
-        RETURNING t.id, t.attempt, t.owner, t.project_id, t.options, t.progress_processed, t.requested_by,
-                  t.replay_of),
-     recorded AS (INSERT INTO task_attempts (task_id, attempt, owner) SELECT id, attempt, owner FROM claimed)
-     SELECT claimed.*, o.message FROM claimed JOIN task_outbox o ON o.task_id = claimed.id`,
-    [kind, claim.owner, claim.leaseMs],
+     SELECT claimed.*, CASE WHEN claimed.id = $2 THEN NULL ELSE o.message END AS message
+       FROM claimed JOIN task_outbox o ON o.task_id = claimed.id`,
+    [kind, messageTaskId, claim.owner, claim.leaseMs],
   );
   return rows[0];
 }

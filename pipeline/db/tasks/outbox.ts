@@ -3,15 +3,6 @@ import type { TaskKind } from '../../../schemas/index.js';
 import type { PoolClient, Queryable } from '../pool.js';
 
 /**
- * Offers a task's message again (published anew by the relay): a worker that took a handed-over
- * task in the slot this message would have taken gives it back to the bus. Nothing when the task
- * has ended.
- */
-export async function offerAgain(db: Queryable, taskId: string): Promise<void> {
-  await db.query('UPDATE task_outbox SET published_at = NULL WHERE task_id = $1', [taskId]);
-}
-
-/**
  * Takes up to `limit` unpublished messages of the outbox for the caller's transaction: marked
  * published once it commits (after publishing them), unpublished again if it rolls back. Rows
  * another relay holds are skipped. A message stays until its task ends (the trigger of sql/018),

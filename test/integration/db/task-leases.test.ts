@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { completeImport, failAbandonedTasks } from '../../../pipeline/db/tasks/endings.js';
 import {
-  type ClaimedTask,
   claimTask,
   offerLapsedTasks,
   releaseTask,
   renewLease,
+  type TakenTaskRow,
 } from '../../../pipeline/db/tasks/leases.js';
 import { takeOutboxMessages } from '../../../pipeline/db/tasks/outbox.js';
 import { lockImportProgress } from '../../../pipeline/db/tasks/progress.js';
@@ -18,16 +18,16 @@ describe('db/tasks: leases, attempts and their fences', () => {
   const db = useTestSchema();
   const LEASE_MS = 60_000;
 
-  async function newTask(id: string, created = 'clock_timestamp()'): Promise<void> {
+  async function newTask(id: string, created = 'clock_timestamp()', project = 'default'): Promise<void> {
     await db().query(
-      `INSERT INTO tasks (id, kind, project_id, created_at) VALUES ($1, 'import', 'default', ${created})`,
-      [id],
+      `INSERT INTO tasks (id, kind, project_id, created_at) VALUES ($1, 'import', $2, ${created})`,
+      [id, project],
     );
     await db().query(`INSERT INTO task_outbox (task_id, kind, message) VALUES ($1, 'import', '{}')`, [id]);
   }
   const claim = async (id: string, owner: string, leaseMs = LEASE_MS) =>
     claimTask(db(), 'import', id, { owner, leaseMs });
-  const must = (task: ClaimedTask | undefined): ClaimedTask => {
+  const must = (task: TakenTaskRow | undefined): TakenTaskRow => {
     if (!task) throw new Error('expected a claim');
     return task;
   };
@@ -55,7 +55,7 @@ describe('db/tasks: leases, attempts and their fences', () => {
     await newTask('t1');
     const first = must(await claim('t1', 'worker-a'));
     expect(first.attempt).to.equal(1);
-    expect(await claim('t1', 'worker-b'), 'a second delivery finds it taken').to.equal(undefined);
+    expect(await claim('t1', 'worker-b'), 'a second delivery finds no task waiting').to.equal(undefined);
     expect(await renewLease(db(), first, LEASE_MS)).to.equal(true);
     expect(await attempts('t1')).to.deep.equal([
       { attempt: 1, owner: 'worker-a', ended: false, outcome: null },
@@ -113,6 +113,10 @@ describe('db/tasks: leases, attempts and their fences', () => {
       holder.release();
     }
     expect(await offerLapsedTasks(db(), 3)).to.deep.equal(['held']);
+    // Ended here, so that the next tests' claims do not take them first as handed-over tasks.
+    await db().query(
+      `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp() WHERE id IN ('held', 'free')`,
+    );
   });
 
   it('releases a task its worker stops on: another claims it at once', async () => {
@@ -147,5 +151,27 @@ describe('db/tasks: leases, attempts and their fences', () => {
       { id: 'dying', status: 'completed', reason: 'TaskExpired' },
       { id: 'waiting', status: 'pending', reason: null },
     ]);
+  });
+
+  it("takes the next task fairly, whatever the message: the project with fewer running, then the message's own", async () => {
+    // Earlier tests' waiting tasks ended, so that only these three wait.
+    await db().query(
+      `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp() WHERE status = 'pending' AND owner IS NULL`,
+    );
+    await newTask('fair-a1', 'clock_timestamp()', 'fair-a');
+    await newTask('fair-b1', 'clock_timestamp()', 'fair-b');
+    const first = must(await claim('fair-a1', 'worker-a'));
+    expect(first).to.deep.include({ id: 'fair-a1', message: null }); // its body is in hand
+    expect(must(await claim('fair-b1', 'worker-a')).id).to.equal('fair-b1');
+    await db().query(
+      `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp() WHERE id = 'fair-b1'`,
+    );
+    await newTask('fair-a2', 'clock_timestamp()', 'fair-a');
+    await newTask('fair-b2', 'clock_timestamp()', 'fair-b');
+    const next = must(await claim('fair-a2', 'worker-a'));
+    expect(next.id, 'project B has nothing running, though served since A was').to.equal('fair-b2');
+    expect(next.message, "another task's body comes from the outbox").to.equal('{}');
+    expect(must(await claim('fair-b2', 'worker-a')).id).to.equal('fair-a2');
+    expect(await claim('fair-a1', 'worker-a'), 'nothing left waiting').to.equal(undefined);
   });
 });

@@ -12,6 +12,7 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
 
   async function runToEnd(id: string, fail: () => Error): Promise<{ tries: number; error: unknown }> {
     await db().query(`INSERT INTO tasks (id, kind, project_id) VALUES ($1, 'import', 'default')`, [id]);
+    await db().query(`INSERT INTO task_outbox (task_id, kind, message) VALUES ($1, 'import', '{}')`, [id]);
     const config = testConfig(await makeTestKeys(), {}, { task_retry_seconds: 300 });
     const runner = taskRunner(db(), config, log, new AbortController().signal);
     let tries = 0;
@@ -113,7 +114,7 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
     });
   });
 
-  it('takes a task under way that was handed over before the task of the message, and offers that message again', async () => {
+  it('takes a task under way that was handed over before the task of the message, whose task waits for the next message', async () => {
     const config = testConfig(await makeTestKeys());
     for (const [id, started] of [
       ['userimport_handedover', 'clock_timestamp()'],
@@ -141,13 +142,19 @@ describe('tasks/run-task: retries and the failure that ends a task', () => {
       await runner.take('import', { task_id: 'userimport_fresh', body: 'body of userimport_fresh' }, work)
     )?.finished;
     expect(ran).to.deep.equal([['userimport_handedover', 'body of userimport_handedover']]);
-    const offered = await db().query(
-      `SELECT published_at IS NULL AS waiting FROM task_outbox WHERE task_id = 'userimport_fresh'`,
-    );
-    expect(offered.rows[0]?.waiting, "the message's own task goes back to the bus").to.equal(true);
-    await (
-      await runner.take('import', { task_id: 'userimport_fresh', body: 'body of userimport_fresh' }, work)
-    )?.finished;
+    const fresh = await db().query(`SELECT status, owner FROM tasks WHERE id = 'userimport_fresh'`);
+    expect(fresh.rows[0], "the message's own task still waits").to.deep.equal({
+      status: 'pending',
+      owner: null,
+    });
+    // The handed-over task's own message, arriving late, wakes a slot that takes the waiting task
+    // with its body from the outbox.
+    await (await runner.take('import', { task_id: 'userimport_handedover', body: 'a late copy' }, work))
+      ?.finished;
     expect(ran[1]).to.deep.equal(['userimport_fresh', 'body of userimport_fresh']);
+    expect(
+      await runner.take('import', { task_id: 'userimport_fresh', body: 'body of userimport_fresh' }, work),
+      'a message whose task was taken by another finds nothing waiting',
+    ).to.equal(undefined);
   });
 });

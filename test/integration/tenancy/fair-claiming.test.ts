@@ -6,77 +6,80 @@ import { importService } from '../../../pipeline/services/import-service.js';
 import { adminToken, TEST_SECRETS } from '../../support/admin-api.js';
 import { eventually } from '../../support/eventually.js';
 import { HTTPS, useImportService } from '../../support/imports.js';
-import { useWorkerProcesses } from '../../support/worker-process.js';
+import { busEnv, useWorkerProcesses } from '../../support/worker-process.js';
 
 const BACKLOG_IMPORTS = 40;
 const RECORDS_PER_IMPORT = 2_000;
 
 /**
  * Project A's backlog of imports queued before project B's one small import, then one worker process
- * with one slot: B's is taken as soon as the slot frees, long before A's backlog drains (the
- * Postgres queue).
+ * with one slot: B's is taken as soon as the slot frees, long before A's backlog drains, on either
+ * bus (on Kafka, B's message waits behind A's in its partition).
  */
-describe("fair claiming: one project's backlog never holds another's tasks back", function () {
-  this.timeout(180_000);
-  const service = useImportService('postgres', {}, {}, { workers: false });
-  const startWorker = useWorkerProcesses(service.db.schema);
+for (const transport of ['postgres', 'kafka'] as const)
+  describe(`fair claiming on the ${transport} bus: one project's backlog never holds another's tasks back`, function () {
+    this.timeout(180_000);
+    const service = useImportService(transport, {}, {}, { workers: false });
+    const startWorker = useWorkerProcesses(service.db.schema);
 
-  it("takes project B's import before project A's backlog drains", async () => {
-    const config = service.config();
-    const box = TEST_SECRETS;
-    const read = (document: unknown, name: string) => projectFromDocument(document, name, config);
-    await putProjects({ pool: service.db(), box, read, embedded: true }, [
-      { name: 'b.json', document: { id: 'b', domain: 'b.fair.test' } },
-    ]);
-    const token = await adminToken(service.keys());
-    for (let n = 0; n < BACKLOG_IMPORTS; n++) {
-      const res = await service.client().request({
-        method: 'POST',
-        url: '/_api/admin/users/import',
-        token,
-        headers: HTTPS,
-        body: {
-          identifier: 'email',
-          records: Array.from({ length: RECORDS_PER_IMPORT }, (_, i) => ({ email: `a${n}-${i}@fair.test` })),
-        },
+    it("takes project B's import before project A's backlog drains", async () => {
+      const config = service.config();
+      const box = TEST_SECRETS;
+      const read = (document: unknown, name: string) => projectFromDocument(document, name, config);
+      await putProjects({ pool: service.db(), box, read, embedded: true }, [
+        { name: 'b.json', document: { id: 'b', domain: 'b.fair.test' } },
+      ]);
+      const token = await adminToken(service.keys());
+      for (let n = 0; n < BACKLOG_IMPORTS; n++) {
+        const res = await service.client().request({
+          method: 'POST',
+          url: '/_api/admin/users/import',
+          token,
+          headers: HTTPS,
+          body: {
+            identifier: 'email',
+            records: Array.from({ length: RECORDS_PER_IMPORT }, (_, i) => ({
+              email: `a${n}-${i}@fair.test`,
+            })),
+          },
+        });
+        expect(res.statusCode, res.body).to.equal(200);
+      }
+
+      const b = importService({
+        config: withProject(config, read({ id: 'b', domain: 'b.fair.test' }, 'b.json')),
+        pool: service.db(),
+        secrets: box,
+        blobs: undefined,
+        taskCreated: () => {},
       });
-      expect(res.statusCode, res.body).to.equal(200);
-    }
-
-    const b = importService({
-      config: withProject(config, read({ id: 'b', domain: 'b.fair.test' }, 'b.json')),
-      pool: service.db(),
-      secrets: box,
-      blobs: undefined,
-      taskCreated: () => {},
-    });
-    const task = await b.start(
-      { identifier: 'email', upsert: false, records: [{ email: 'b@fair.test' }] },
-      { requestedBy: {} },
-    );
-    const worker = startWorker({ WORKER_CONCURRENCY: '1' });
-    const pendingOf = async (project: string) =>
-      (
-        await service
-          .db()
-          .query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM tasks WHERE project_id = $1 AND kind = 'import' AND status = 'pending'`,
-            [project],
-          )
-      ).rows[0]?.n ?? 0;
-    try {
-      const done = await eventually(
-        async () => (await b.find(task.id)).status,
-        (status) => status === 'completed',
-        120,
+      const task = await b.start(
+        { identifier: 'email', upsert: false, records: [{ email: 'b@fair.test' }] },
+        { requestedBy: {} },
       );
-      expect(done).to.equal('completed');
-      const left = await pendingOf('default');
-      expect(left, "project A's imports still waiting when B's completed").to.be.above(BACKLOG_IMPORTS / 2);
-    } finally {
-      // Stopped before the schema goes: the rest of A's backlog is not this test's.
-      worker.kill('SIGKILL');
-      await once(worker, 'exit');
-    }
+      const worker = startWorker({ ...busEnv(config), WORKER_CONCURRENCY: '1' });
+      const pendingOf = async (project: string) =>
+        (
+          await service
+            .db()
+            .query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM tasks WHERE project_id = $1 AND kind = 'import' AND status = 'pending'`,
+              [project],
+            )
+        ).rows[0]?.n ?? 0;
+      try {
+        const done = await eventually(
+          async () => (await b.find(task.id)).status,
+          (status) => status === 'completed',
+          120,
+        );
+        expect(done).to.equal('completed');
+        const left = await pendingOf('default');
+        expect(left, "project A's imports still waiting when B's completed").to.be.above(BACKLOG_IMPORTS / 2);
+      } finally {
+        // Stopped before the schema goes: the rest of A's backlog is not this test's.
+        worker.kill('SIGKILL');
+        await once(worker, 'exit');
+      }
+    });
   });
-});
