@@ -28,6 +28,8 @@ export function useBrowser(viewport = { width: 1280, height: 800 }): TestBrowser
   let page: Page | undefined;
   const downloads = mkdtempSync(path.join(tmpdir(), 'console-downloads-'));
   const errors: string[] = [];
+  /** Downloads that completed, by file name. */
+  const completed = new Set<string>();
 
   before(async function () {
     this.timeout(60_000);
@@ -45,7 +47,19 @@ export function useBrowser(viewport = { width: 1280, height: 800 }): TestBrowser
     });
     await page.setViewport(viewport);
     const cdp = await page.createCDPSession();
-    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+    // A file is read once Chromium says its download completed: the file of that name exists, and
+    // may still be empty, before then.
+    const names = new Map<string, string>();
+    cdp.on('Browser.downloadWillBegin', (event) => names.set(event.guid, event.suggestedFilename));
+    cdp.on('Browser.downloadProgress', (event) => {
+      const name = names.get(event.guid);
+      if (event.state === 'completed' && name !== undefined) completed.add(name);
+    });
+    await cdp.send('Browser.setDownloadBehavior', {
+      behavior: 'allow',
+      downloadPath: downloads,
+      eventsEnabled: true,
+    });
   });
 
   after(async () => {
@@ -61,7 +75,7 @@ export function useBrowser(viewport = { width: 1280, height: 800 }): TestBrowser
     },
     async downloaded(name) {
       const found = await eventually(
-        async () => readdirSync(downloads).find((f) => name.test(f) && !f.endsWith('.crdownload')),
+        async () => [...completed].find((f) => name.test(f)),
         (f) => f !== undefined,
         30,
         100,
