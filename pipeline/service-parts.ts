@@ -91,7 +91,7 @@ export async function startPipelineParts(
     secrets,
     upkeep,
     projects,
-    searchOf: (id: string) => index.searchOf(id),
+    searchOf: index.searchOf,
   };
   if (workers) {
     const workers = pipelineWorkers({ ...parts, config, log });

@@ -27,20 +27,33 @@ export const generated = {
   oauthSubject: (i: number) => (i % 10 === 0 ? `g${i}` : undefined),
 };
 
+/** Where generated users go: a schema, and the project of user number i. */
+export interface GeneratedUsers {
+  readonly schema: string;
+  readonly projectOf: (i: number) => string;
+}
+
+const ONE_PROJECT: GeneratedUsers = { schema: BENCH_SCHEMA, projectOf: () => BENCH_PROJECT };
+
 /**
  * A schema with `count` generated users (email, username and phone login ids each; every tenth
  * with an OAuth connection), loaded with COPY. Reused when a previous run left the same count.
  */
-export async function benchUsers(url: string, count: number, log: (line: string) => void): Promise<Pool> {
+export async function benchUsers(
+  url: string,
+  count: number,
+  log: (line: string) => void,
+  { schema, projectOf }: GeneratedUsers = ONE_PROJECT,
+): Promise<Pool> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
-  await admin.query(`CREATE SCHEMA IF NOT EXISTS ${BENCH_SCHEMA}`);
+  await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   await admin.end();
-  const pool = createPool({ connectionString: url, schema: BENCH_SCHEMA, max: 40 });
+  const pool = createPool({ connectionString: url, schema, max: 40 });
   await migrate(pool);
   const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM users');
   if (Number(rows[0]?.n) === count) {
-    log(`reusing ${count} generated users in schema ${BENCH_SCHEMA}`);
+    log(`reusing ${count} generated users in schema ${schema}`);
     return pool;
   }
   log(`generating ${count} users with COPY ...`);
@@ -51,9 +64,9 @@ export async function benchUsers(url: string, count: number, log: (line: string)
     await copyRows(
       client,
       'users (project_id, id, created_at, updated_at, standard_attributes)',
-      userRows(count),
+      userRows(count, projectOf),
     );
-    await copyRows(client, IDENTITY_COPY_TARGET, identityRows(count));
+    await copyRows(client, IDENTITY_COPY_TARGET, identityRows(count, projectOf));
     // Vacuum now, so that autovacuum does not wake up on these fresh tables in the middle of a measurement.
     await client.query('VACUUM (ANALYZE) users, identities');
   } finally {
@@ -81,7 +94,7 @@ export function* batched(rows: Iterable<string>): Generator<string> {
   if (chunk) yield chunk;
 }
 
-function* userRows(count: number): Generator<string> {
+function* userRows(count: number, projectOf: (i: number) => string): Generator<string> {
   const base = Date.parse('2026-01-01T00:00:00Z');
   for (let i = 0; i < count; i++) {
     const at = new Date(base + i).toISOString();
@@ -92,25 +105,26 @@ function* userRows(count: number): Generator<string> {
       given_name: `Given${i}`,
       family_name: `Family${i}`,
     });
-    yield `${BENCH_PROJECT}\t${generated.id(i)}\t${at}\t${at}\t${attributes}\n`;
+    yield `${projectOf(i)}\t${generated.id(i)}\t${at}\t${at}\t${attributes}\n`;
   }
 }
 
-function* identityRows(count: number): Generator<string> {
+function* identityRows(count: number, projectOf: (i: number) => string): Generator<string> {
   const N = '\\N';
   for (let i = 0; i < count; i++) {
+    const project = projectOf(i);
     const user = generated.id(i);
     const email = generated.email(i);
     const username = generated.username(i);
     const phone = generated.phone(i);
-    yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\tlogin_id\temail\temail\t${email}\t${email}\t${N}\t${N}\t${N}\t${N}\t{}\t${email}\t${N}\t${N}\n`;
-    yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\tlogin_id\tusername\tusername\t${username}\t${username}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${N}\t${username}\n`;
-    yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\tlogin_id\tphone\tphone\t${phone}\t${phone}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${phone}\t${N}\n`;
+    yield `${project}\t${randomUUID()}\t${user}\tlogin_id\temail\temail\t${email}\t${email}\t${N}\t${N}\t${N}\t${N}\t{}\t${email}\t${N}\t${N}\n`;
+    yield `${project}\t${randomUUID()}\t${user}\tlogin_id\tusername\tusername\t${username}\t${username}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${N}\t${username}\n`;
+    yield `${project}\t${randomUUID()}\t${user}\tlogin_id\tphone\tphone\t${phone}\t${phone}\t${N}\t${N}\t${N}\t${N}\t{}\t${N}\t${phone}\t${N}\n`;
     const subject = generated.oauthSubject(i);
     if (subject) {
       const claims = JSON.stringify({ email: `oauth${i}@example.com` });
       const profile = JSON.stringify({ id: subject, email: `oauth${i}@example.com` });
-      yield `${BENCH_PROJECT}\t${randomUUID()}\t${user}\toauth\t${N}\t${N}\t${N}\t${N}\tgoogle\tgoogle\t${subject}\t${profile}\t${claims}\toauth${i}@example.com\t${N}\t${N}\n`;
+      yield `${project}\t${randomUUID()}\t${user}\toauth\t${N}\t${N}\t${N}\t${N}\tgoogle\tgoogle\t${subject}\t${profile}\t${claims}\toauth${i}@example.com\t${N}\t${N}\n`;
     }
   }
 }

@@ -1,12 +1,18 @@
 -- wrk script: POSTs one GraphQL document with variables drawn at random from the generated users.
 -- Environment: BENCH_TOKEN, BENCH_DOCUMENT, BENCH_VARIABLES (a JSON template where %d is the user
--- number), BENCH_USERS and BENCH_STEP (draw only multiples of it). Counts answers with errors or
--- without a user, and prints them as the last line for the runner to read.
+-- number), BENCH_USERS and BENCH_STEP (draw only multiples of it); with BENCH_HOST (a Host template
+-- where %d is the project number), BENCH_PROJECTS and BENCH_RUN, user i is asked of project
+-- (i // BENCH_RUN) % BENCH_PROJECTS, as the generated users were given to projects.
+-- Counts answers with errors or without a user, and prints them as the last line for the runner to
+-- read.
 local token = os.getenv("BENCH_TOKEN")
 local document = os.getenv("BENCH_DOCUMENT")
 local variables = os.getenv("BENCH_VARIABLES")
 local users = tonumber(os.getenv("BENCH_USERS"))
 local step = tonumber(os.getenv("BENCH_STEP") or "1")
+local host = os.getenv("BENCH_HOST")
+local projects = tonumber(os.getenv("BENCH_PROJECTS") or "1")
+local run = tonumber(os.getenv("BENCH_RUN") or "1")
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -27,7 +33,15 @@ end
 request = function()
   local i = math.floor(math.random(0, users - 1) / step) * step
   local body = '{"query":"' .. quoted .. '","variables":' .. string.format(variables, i) .. '}'
-  return wrk.format(nil, nil, nil, body)
+  if not host then
+    return wrk.format(nil, nil, nil, body)
+  end
+  local headers = {}
+  for name, value in pairs(wrk.headers) do
+    headers[name] = value
+  end
+  headers["Host"] = string.format(host, math.floor(i / run) % projects)
+  return wrk.format(nil, nil, headers, body)
 end
 
 response = function(status, headers, body)

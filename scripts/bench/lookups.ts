@@ -32,7 +32,7 @@ const WARM_UP_SECONDS = 3;
 // closed before anything is measured.
 const LONE_CLIENT_WARM_UP_SECONDS = 12;
 
-interface Lookup {
+export interface Lookup {
   readonly name: string;
   readonly document: string;
   /** JSON template of the variables for wrk; `%d` is the generated user number. */
@@ -48,7 +48,7 @@ interface Lookup {
 const USER_FIELDS =
   'id createdAt isDisabled standardAttributes loginIDs { id type } roles { edges { node { key } } } groups { edges { node { key } } }';
 
-function lookups(): Lookup[] {
+export function lookups(): Lookup[] {
   return [
     {
       name: 'getUserByLoginID',
@@ -99,7 +99,7 @@ export async function benchLookups(
   count: number,
   log: (l: string) => void,
 ): Promise<BenchRow[]> {
-  await prewarm(db, log);
+  await prewarm(db, BENCH_SCHEMA, log);
   // Each phase runs alone, and every lone-client phase before any loaded one: a loaded phase
   // leaves dozens of idle backends whose exit, when their pool's idle timeout ends them, took this
   // 2-core machine for long enough to lift a lone client's p99 from 2 ms to 7-13 ms.
@@ -182,34 +182,9 @@ async function measureOverHttp(
     });
     const onApi = (lookup: Lookup) => load(lookup, `http://localhost:${port}/_api/admin/graphql`);
     const onBare = (lookup: Lookup) => load(lookup, `http://localhost:${barePort}/${lookup.name}`);
-    // Steady state before measuring anything. On this machine a fresh server process answers a
-    // lone client with a p99 of 3-4 ms at first and 1.2-2.3 ms once it has served a few tens of
-    // thousands of requests, so every lookup is warmed up on both, loaded and alone, before the
-    // first is measured.
-    for (const lookup of all) {
-      for (const target of [onApi(lookup), onBare(lookup)]) {
-        await wrk(target, CONCURRENT_CLIENTS, WARM_UP_SECONDS);
-        await wrk(target, 1, LONE_CLIENT_WARM_UP_SECONDS);
-      }
-    }
-    const alone: { lookup: Lookup; api: WrkResult; bare: WrkResult }[] = [];
-    for (const lookup of all) {
-      await wrk(onApi(lookup), 1, WARM_UP_SECONDS);
-      await wrk(onBare(lookup), 1, WARM_UP_SECONDS);
-      const api: WrkResult[] = [];
-      const bare: WrkResult[] = [];
-      for (let w = 0; w < LONE_CLIENT_WINDOWS; w++) {
-        api.push(await wrk(onApi(lookup), 1, WINDOW_SECONDS));
-        bare.push(await wrk(onBare(lookup), 1, WINDOW_SECONDS));
-      }
-      log(
-        `${lookup.name}: one client, p50/p99 ms per ${WINDOW_SECONDS} s window: ` +
-          `API ${windows(api)}; bare server ${windows(bare)}`,
-      );
-      alone.push({ lookup, api: typicalWindow(api), bare: typicalWindow(bare) });
-    }
+    const turns = await loneClientTurns(all, onApi, onBare, ['API', 'bare server'], log);
     const figures: HttpFigures[] = [];
-    for (const { lookup, api, bare } of alone) {
+    for (const { lookup, a: api, b: bare } of turns) {
       const many = await wrk(onApi(lookup), CONCURRENT_CLIENTS, CONCURRENT_SECONDS);
       const failures = api.failures + bare.failures + many.failures;
       if (failures > 0) throw new Error(`${lookup.name}: ${failures} answers had errors or no user`);
@@ -219,6 +194,53 @@ async function measureOverHttp(
   } finally {
     for (const server of servers) await server.stop();
   }
+}
+
+/** One lookup's typical lone-client window on each of two servers. */
+export interface LoneClientTurns {
+  readonly lookup: Lookup;
+  readonly a: WrkResult;
+  readonly b: WrkResult;
+}
+
+/**
+ * Measures every lookup with one client on two servers taking turns, window by window, after
+ * warming both up: each one's typical window (the median), every window logged under `names`.
+ */
+export async function loneClientTurns(
+  all: readonly Lookup[],
+  onA: (lookup: Lookup) => WrkLoad,
+  onB: (lookup: Lookup) => WrkLoad,
+  names: readonly [string, string],
+  log: (l: string) => void,
+): Promise<LoneClientTurns[]> {
+  // Steady state before measuring anything. On this machine a fresh server process answers a
+  // lone client with a p99 of 3-4 ms at first and 1.2-2.3 ms once it has served a few tens of
+  // thousands of requests, so every lookup is warmed up on both, loaded and alone, before the
+  // first is measured.
+  for (const lookup of all) {
+    for (const target of [onA(lookup), onB(lookup)]) {
+      await wrk(target, CONCURRENT_CLIENTS, WARM_UP_SECONDS);
+      await wrk(target, 1, LONE_CLIENT_WARM_UP_SECONDS);
+    }
+  }
+  const turns: LoneClientTurns[] = [];
+  for (const lookup of all) {
+    await wrk(onA(lookup), 1, WARM_UP_SECONDS);
+    await wrk(onB(lookup), 1, WARM_UP_SECONDS);
+    const a: WrkResult[] = [];
+    const b: WrkResult[] = [];
+    for (let w = 0; w < LONE_CLIENT_WINDOWS; w++) {
+      a.push(await wrk(onA(lookup), 1, WINDOW_SECONDS));
+      b.push(await wrk(onB(lookup), 1, WINDOW_SECONDS));
+    }
+    log(
+      `${lookup.name}: one client, p50/p99 ms per ${WINDOW_SECONDS} s window: ` +
+        `${names[0]} ${windows(a)}; ${names[1]} ${windows(b)}`,
+    );
+    turns.push({ lookup, a: typicalWindow(a), b: typicalWindow(b) });
+  }
+  return turns;
 }
 
 /** The median window's latencies and requests/s; the failures of all windows. */
@@ -244,7 +266,7 @@ function windows(results: readonly WrkResult[]): string {
  * scripts/services/postgres.sh to hold them), so that the latencies are those of a server whose
  * working set is in memory, as a production lookup database's is, and not of the disk.
  */
-async function prewarm(db: Pool, log: (l: string) => void): Promise<void> {
+export async function prewarm(db: Pool, schema: string, log: (l: string) => void): Promise<void> {
   try {
     await db.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm SCHEMA public');
   } catch (err) {
@@ -254,9 +276,9 @@ async function prewarm(db: Pool, log: (l: string) => void): Promise<void> {
   const { rows } = await db.query<{ blocks: string }>(
     `SELECT sum(public.pg_prewarm(c.oid::regclass))::bigint AS blocks FROM pg_class c
       WHERE c.relnamespace = $1::regnamespace AND c.relkind IN ('r', 'i')`,
-    [BENCH_SCHEMA],
+    [schema],
   );
-  log(`prewarmed ${rows[0]?.blocks} blocks of ${BENCH_SCHEMA} into shared buffers`);
+  log(`prewarmed ${rows[0]?.blocks} blocks of ${schema} into shared buffers`);
 }
 
 async function identityIndexScans(db: Pool, lookup: Lookup, i: number): Promise<string[]> {

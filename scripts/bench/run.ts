@@ -14,6 +14,7 @@ import { benchSearch } from './search.js';
 import { benchTenancy } from './tenancy.js';
 import { benchSmallImportUnderBacklog } from './tenancy-backlog.js';
 import { benchImportsOfManyProjects } from './tenancy-imports.js';
+import { benchLookupsOfManyProjects } from './tenancy-lookups.js';
 import { benchUserctl } from './userctl.js';
 
 const url = process.env.BENCH_DATABASE_URL;
@@ -27,7 +28,7 @@ if (!url || !brokers || !blobs || !clickhouse || !cluster) {
   );
   process.exit(2);
 }
-// "lookups", "export", "search", "import", "userctl", "api-memory", "cluster", "tenancy", "tenancy-backlog", "tenancy-imports" or "live-migration": one section, for development.
+// "lookups", "export", "search", "import", "userctl", "api-memory", "cluster", "tenancy", "tenancy-backlog", "tenancy-imports", "tenancy-lookups" or "live-migration": one section, for development.
 const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -59,6 +60,7 @@ try {
   await section('tenancy', () => benchTenancy(url, brokers, log));
   await section('tenancy-backlog', () => benchSmallImportUnderBacklog(url, brokers, log));
   await section('tenancy-imports', () => benchImportsOfManyProjects(url, brokers, log));
+  await section('tenancy-lookups', () => benchLookupsOfManyProjects(url, users, log));
   await section('live-migration', () => benchLiveMigration(url, users, log));
 } finally {
   report.print();

@@ -1,17 +1,14 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { emptySchema } from './imports.js';
 import { tasksCompletedAt } from './measure.js';
 import { type BenchService, startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
-import { putBenchProjects } from './tenancy.js';
+import { putServedProjects } from './tenancy.js';
 
 const SCHEMA = 'bench_tenancy_imports_v1';
 const PROJECTS = 100;
 const RECORDS_PER_PROJECT = 1_000;
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
-/** Long enough for every process to read the projects put a moment before. */
-const REGISTRY_SETTLE_MS = 2_000;
 
 /**
  * `tenancy.import_records_per_s_100_projects`: 100 projects importing 1,000 records each at once
@@ -33,16 +30,11 @@ export async function benchImportsOfManyProjects(
     connections: 8,
   });
   try {
-    // The bench's admin keys (ADMIN_JWKS_FILE) and its token's audience, for every project.
-    await putBenchProjects(
+    await putServedProjects(
       pool,
-      Array.from({ length: PROJECTS }, (_, p) => ({
-        id: `p${p}`,
-        domain: `p${p}.imports.bench`,
-        public_origin: `http://localhost:${service.port}`,
-      })),
+      service,
+      Array.from({ length: PROJECTS }, (_, p) => ({ id: `p${p}`, domain: `p${p}.imports.bench` })),
     );
-    await sleep(REGISTRY_SETTLE_MS);
     const one = await recordsPerSecond(service, pool, () => undefined, 'one');
     log(`tenancy: ${PROJECTS} requests of one project: ${one.toFixed(0)} records/s`);
     const many = await recordsPerSecond(service, pool, (p) => `p${p}.imports.bench`, 'many');

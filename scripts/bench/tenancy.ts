@@ -5,7 +5,7 @@ import type { Pool } from '../../pipeline/db/pool.js';
 import { putProjects } from '../../pipeline/projects/project-admin.js';
 import { secretBox } from '../../pipeline/tasks/task-secrets.js';
 import { emptySchema } from './imports.js';
-import { BENCH_SECRETS_KEY, startBenchService } from './processes.js';
+import { BENCH_SECRETS_KEY, type BenchService, startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
 const SCHEMA = 'bench_tenancy_v1';
@@ -54,6 +54,25 @@ export async function benchTenancy(
     await service.stop();
     await pool.end();
   }
+}
+
+/** Long enough for every process to read projects put a moment before. */
+const REGISTRY_SETTLE_MS = 2_000;
+
+/**
+ * Puts projects a bench service serves with its admin keys (the deployment's) and its token (their
+ * public origin is the token's audience), once every process has read them.
+ */
+export async function putServedProjects(
+  pool: Pool,
+  service: BenchService,
+  documents: readonly { id: string; domain: string }[],
+): Promise<void> {
+  await putBenchProjects(
+    pool,
+    documents.map((document) => ({ ...document, public_origin: `http://localhost:${service.port}` })),
+  );
+  await sleep(REGISTRY_SETTLE_MS);
 }
 
 /** Puts projects of these files as `userctl projects put` does, sealed with the bench services' key. */

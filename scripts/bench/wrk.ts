@@ -21,6 +21,8 @@ export interface WrkLoad {
   readonly variables: string;
   readonly users: number;
   readonly step?: number;
+  /** User i is asked of the project whose Host is this template, `%d` being (i // run) % projects. */
+  readonly hosts?: { readonly template: string; readonly projects: number; readonly run: number };
 }
 
 /**
@@ -39,6 +41,13 @@ export async function wrk(load: WrkLoad, connections: number, seconds: number): 
         BENCH_VARIABLES: load.variables,
         BENCH_USERS: String(load.users),
         BENCH_STEP: String(load.step ?? 1),
+        ...(load.hosts
+          ? {
+              BENCH_HOST: load.hosts.template,
+              BENCH_PROJECTS: String(load.hosts.projects),
+              BENCH_RUN: String(load.hosts.run),
+            }
+          : {}),
       },
     },
   );
