@@ -9,12 +9,19 @@ import { setActingAdmin } from './request-log.js';
 
 /** Projects whose verifiers are kept at once. */
 const VERIFIERS_KEPT = 1_000;
+/** Tokens that passed, kept at once across every project: the memory does not grow with projects. */
+const TOKENS_KEPT = 10_000;
 
-/** How one project's tokens are checked, and the tokens that passed (token -> the acting admin). */
+/** How one project's tokens are checked. */
 interface ProjectVerifier {
   readonly keys: ReturnType<typeof createLocalJWKSet>;
   readonly options: { audience: string; algorithms: string[]; requiredClaims: string[] };
-  readonly verified: LRUCache<string, string>;
+}
+
+/** A token that passed: for which project as it was read, and the acting admin it names. */
+interface VerifiedToken {
+  readonly project: ProjectConfig;
+  readonly admin: string;
 }
 
 /** The project's keys (its own, else the deployment's) and checks. */
@@ -26,7 +33,6 @@ function projectVerifier(project: ProjectConfig, deploymentJwks: JSONWebKeySet):
       algorithms: [...project.adminApi.algorithms],
       requiredClaims: ['exp'],
     },
-    verified: new LRUCache<string, string>({ max: 1000, ttlAutopurge: false }),
   };
 }
 
@@ -43,6 +49,8 @@ export function requireAdminJwt(deploymentJwks: JSONWebKeySet, log: Logger): Mid
   // Per project as last read: a project read again (a key rotated) has a verifier of its own, and
   // the tokens its old keys passed are not remembered for it.
   const verifiers = new LRUCache<ProjectConfig, ProjectVerifier>({ max: VERIFIERS_KEPT });
+  // Keyed by project and token: one token may serve several projects that share keys.
+  const verified = new LRUCache<string, VerifiedToken>({ max: TOKENS_KEPT, ttlAutopurge: false });
   const verifierOf = (project: ProjectConfig) => {
     let verifier = verifiers.get(project);
     if (!verifier) {
@@ -60,14 +68,16 @@ export function requireAdminJwt(deploymentJwks: JSONWebKeySet, log: Logger): Mid
       throw forbidden(cause);
     }
     const { project } = scopeOf(ctx).config;
-    const { keys, options, verified } = verifierOf(project);
-    let admin = verified.get(token);
+    const key = `${project.id} ${token}`;
+    const passed = verified.get(key);
+    let admin = passed?.project === project ? passed.admin : undefined;
     if (admin === undefined) {
+      const { keys, options } = verifierOf(project);
       try {
         const { payload } = await jwtVerify(token, keys, options);
         admin = typeof payload.sub === 'string' ? payload.sub : '';
         const ttl = (payload.exp as number) * 1000 - Date.now();
-        if (ttl > 0) verified.set(token, admin, { ttl });
+        if (ttl > 0) verified.set(key, { project, admin }, { ttl });
       } catch (err) {
         // Which check failed (e.g. claim `aud`, with the audience expected), never the token.
         const { code, claim, reason } = err as { code?: string; claim?: string; reason?: string };
