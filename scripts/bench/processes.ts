@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
@@ -7,10 +6,10 @@ import { Pool as HttpPool } from 'undici';
 
 /**
  * The key every bench process seals and opens task secrets with: outside the embedded default a
- * process refuses to start without one, and the API, the workers and a replay must share it.
+ * process refuses to start without one, and the API, the workers and a replay must share it. The
+ * same in every run: the generated schemas are kept between runs, with the projects sealed in them.
  */
-/** The sealing key of every bench service (a bench that writes sealed rows seals with it). */
-export const BENCH_SECRETS_KEY = randomBytes(32).toString('base64');
+export const BENCH_SECRETS_KEY = Buffer.alloc(32, 'bench').toString('base64');
 
 /** How the bench's topics are made on its single broker: one replica. */
 export const BENCH_KAFKA_TOPICS = { partitions: 4, replicationFactor: 1, minInsyncReplicas: 1 } as const;
