@@ -38,6 +38,8 @@ export interface ProjectConfig {
   /** The project's own limits; each absent one is the deployment's (`withProject`). */
   readonly limits: {
     readonly importPendingRecords?: number;
+    /** Tasks of each kind it runs at once. */
+    readonly runningTasks?: number;
     readonly exportMaxConcurrent?: number;
     readonly exportRateLimit?: number;
     readonly exportRateLimitPeriodSeconds?: number;
@@ -139,6 +141,11 @@ export interface ServiceConfig {
   readonly search: SearchConfig;
   /** Records of pending imports past which a new import is refused (429) until they drain. */
   readonly importPendingRecordsLimit: number;
+  /**
+   * Tasks of each kind one project runs at once across the deployment, unless its file sets its
+   * own (stored with it, and read by the claim); 0: no bound.
+   */
+  readonly projectRunningTasksLimit: number;
   /** Tasks of one kind that a worker process runs at once. */
   readonly workerConcurrency: number;
   readonly export: ExportConfig;
@@ -200,6 +207,7 @@ const ENV_KEYS = {
   PIPELINE_HTTP_PORT: 'pipeline_http_port',
   API_OPERATOR_PORT: 'api_operator_port',
   IMPORT_PENDING_RECORDS_LIMIT: 'import_pending_records_limit',
+  PROJECT_RUNNING_TASKS_LIMIT: 'project_running_tasks_limit',
   LOG_LEVEL: 'log_level',
   ADMIN_JWKS_FILE: 'admin_jwks_file',
   DEVELOPMENT_KEYS: 'development_keys',
@@ -308,6 +316,7 @@ export function withProject(deployment: ServiceConfig, project: ProjectConfig): 
     ...deployment,
     project,
     importPendingRecordsLimit: limits.importPendingRecords ?? deployment.importPendingRecordsLimit,
+    projectRunningTasksLimit: limits.runningTasks ?? deployment.projectRunningTasksLimit,
     export: {
       ...deployment.export,
       maxConcurrent: limits.exportMaxConcurrent ?? deployment.export.maxConcurrent,
@@ -526,6 +535,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
       ? { clickhouse: { url: doc.clickhouse_url, database: doc.clickhouse_database } }
       : {},
     importPendingRecordsLimit: doc.import_pending_records_limit,
+    projectRunningTasksLimit: doc.project_running_tasks_limit,
     workerConcurrency: doc.worker_concurrency,
     export: {
       enabled: doc.export_enabled,
@@ -574,6 +584,7 @@ function toProjectConfig(p: ProjectConfigDocument, port: number): ProjectConfig 
     ),
     limits: {
       ...(p.limits.import_pending_records ? { importPendingRecords: p.limits.import_pending_records } : {}),
+      ...(p.limits.running_tasks ? { runningTasks: p.limits.running_tasks } : {}),
       ...(p.limits.export_max_concurrent ? { exportMaxConcurrent: p.limits.export_max_concurrent } : {}),
       ...(p.limits.export_rate_limit ? { exportRateLimit: p.limits.export_rate_limit } : {}),
       ...(p.limits.export_rate_limit_period_seconds

@@ -90,7 +90,7 @@ export function pipelineWorkers({
       ),
     export: async (message) => {
       // A part of a split export is not a task of its own: it is leased in its part's row.
-      const { part, blob } = parseTaskMessage(message.body) ?? {};
+      const { part, blob } = (message && parseTaskMessage(message.body)) ?? {};
       const taken =
         part === undefined || blob === undefined
           ? await runner.take('export', message, (run) => runExport(exportDeps, run))

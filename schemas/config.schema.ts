@@ -96,6 +96,9 @@ export const configSchema = {
     task_secrets_previous_keys: { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=(,[A-Za-z0-9+/]{43}=)*$' },
     // Back-pressure: records of pending imports past which a new import answers 429 TooManyRequest.
     import_pending_records_limit: { type: 'integer', minimum: 1, default: 500000 },
+    // Tasks of each kind one project runs at once across the deployment; 0: no bound (claiming
+    // stays fair across projects either way).
+    project_running_tasks_limit: { type: 'integer', minimum: 0, default: 0 },
     // The worker process's /healthz, /readyz and /metrics (`make pipeline`); 0: not served.
     pipeline_http_port: { type: 'integer', minimum: 0, maximum: 65535, default: 3100 },
     // The API process's /healthz, /readyz and /metrics, apart from the public port; 0: not served.
@@ -303,6 +306,7 @@ export const configSchema = {
           default: {},
           properties: {
             import_pending_records: { type: 'integer', minimum: 1 },
+            running_tasks: { type: 'integer', minimum: 1 },
             export_max_concurrent: { type: 'integer', minimum: 1, maximum: 100 },
             export_rate_limit: { type: 'integer', minimum: 1 },
             export_rate_limit_period_seconds: { type: 'integer', minimum: 1 },

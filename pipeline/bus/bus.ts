@@ -10,12 +10,14 @@ export interface TakenTask {
 }
 
 /**
- * Takes one task message: decides quickly whether it starts work (claims its task) and resolves
+ * Takes one task message: decides quickly whether it starts work (claims a task) and resolves
  * with that work, or undefined when there is nothing to run; the message is committed then. A
  * throw leaves the message to be delivered again. It must be idempotent: every transport delivers
- * at least once.
+ * at least once. Called without a message by a slot whose work just ended, which takes the next
+ * waiting task (if any) before it waits for messages again: a task passed over while its project
+ * ran its bound of tasks may have no message left to wake a slot.
  */
-export type TaskHandler = (message: BusMessage) => Promise<TakenTask | undefined>;
+export type TaskHandler = (message: BusMessage | undefined) => Promise<TakenTask | undefined>;
 
 /** A kind's consumer in this process. */
 export interface Subscription {

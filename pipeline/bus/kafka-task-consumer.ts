@@ -34,9 +34,10 @@ export interface TaskConsumerSettings {
 }
 
 /**
- * Runs the kind's tasks from its topic: a message is claimed by `handler` in a free slot and its
+ * Runs the kind's tasks from its topic: a message is handed to `handler` in a free slot and its
  * offset committed at once (the task row, not the offset, says who runs it), at most `concurrency`
- * at a time.
+ * at a time; a slot whose work ended asks `handler` for the next waiting task before it takes
+ * messages again.
  */
 export async function subscribeTasks(
   { kafka, kind, topic, group, sessionTimeoutMs, log, ensureTopic, track, closing }: TaskConsumerSettings,
@@ -91,7 +92,7 @@ export async function subscribeTasks(
     try {
       taken = await handOver(message);
     } finally {
-      if (!taken) free();
+      if (!taken) idle();
     }
     if (taken) void taken.finished.finally(free);
     const next = (BigInt(message.offset) + 1n).toString();
@@ -101,16 +102,44 @@ export async function subscribeTasks(
       log.warn({ err, kind, partition }, 'task message offset not committed; it may come again');
     });
   };
+  /**
+   * A slot's work ended: it takes a message held meanwhile, else the next waiting task without a
+   * message (the handler's), and otherwise waits for messages.
+   */
   function free(): void {
     busy--;
+    if (stopped || closing()) return;
+    if (!takeHeld()) takeWaiting();
+  }
+  /** Takes the first held message in a free slot; false when none is held. */
+  function takeHeld(): boolean {
     const next = held.shift();
-    if (!next || stopped || closing()) return;
+    if (!next) return false;
     take(next.partition, next.message).then(next.resume, (err: unknown) => {
       // Not claimed (Postgres out of reach): read again from this message.
       log.warn({ err, kind, partition: next.partition }, 'held task message not taken; it comes again');
       consumer.seek({ topic, partition: next.partition, offset: next.message.offset });
       next.resume();
     });
+    return true;
+  }
+  function takeWaiting(): void {
+    busy++;
+    handler(undefined).then(
+      (taken) => {
+        if (taken) void taken.finished.finally(free);
+        else idle();
+      },
+      (err: unknown) => {
+        log.warn({ err, kind }, 'the next waiting task not taken; the slot waits for messages');
+        idle();
+      },
+    );
+  }
+  /** The slot found no waiting task: it takes a message held meanwhile, or waits for the next. */
+  function idle(): void {
+    busy--;
+    if (!stopped && !closing()) takeHeld();
   }
 
   const start = async () => {

@@ -26,7 +26,8 @@ const PARTITION = '0';
  * The embedded task bus: a `task_queue` row per message (a task's, or a part of a split export's,
  * named by its key). Each of a kind's slots takes the oldest waiting row no other slot holds
  * (`FOR UPDATE SKIP LOCKED`), hands it to the handler and marks it processed in one transaction,
- * then waits for the work it started before it takes another. Processed import messages stay as
+ * then waits for the work it started and takes the next waiting tasks without a message (the
+ * handler's), before it takes another row. Processed import messages stay as
  * the import log; a message published again (a task offered again) is waiting again.
  */
 export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
@@ -44,14 +45,28 @@ export function postgresQueueBus(pool: Pool, log: Logger): TaskBus {
     });
   }
 
+  /** Runs the next waiting tasks in a slot that just freed, one after another, while there are. */
+  async function takeWaiting(kind: TaskKind, handler: TaskHandler, stopped: () => boolean): Promise<void> {
+    while (!closed && !stopped()) {
+      const taken = await handler(undefined).catch((err) => {
+        log.warn({ err, kind }, 'the next waiting task not taken; the slot waits for messages');
+        return undefined;
+      });
+      if (!taken) return;
+      await taken.finished;
+    }
+  }
+
   async function loop(kind: TaskKind, handler: TaskHandler, stopped: () => boolean): Promise<void> {
     while (!closed && !stopped()) {
       const taken = await takeOne(kind, handler).catch((err) => {
         log.warn({ err, kind }, 'task queue unavailable, or a message not taken; it stays queued');
         return false as const;
       });
-      if (taken) await taken.finished;
-      else if (taken === false && !closed && !stopped()) await sleep(IDLE_POLL_MS);
+      if (taken) {
+        await taken.finished;
+        await takeWaiting(kind, handler, stopped);
+      } else if (taken === false && !closed && !stopped()) await sleep(IDLE_POLL_MS);
     }
   }
 

@@ -66,16 +66,25 @@ export async function lockProject(client: PoolClient, id: string): Promise<void>
   await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`project:${id}`]);
 }
 
-/** Creates or replaces a project; whether it was created. Run it in put's transaction. */
+/**
+ * Creates or replaces a project; whether it was created. Run it in put's transaction. Its bound on
+ * running tasks (null: the deployment's) is kept beside the sealed file for the claim to read.
+ */
 export async function writeProject(
   client: PoolClient,
-  project: { readonly id: string; readonly domain: string; readonly document: string },
+  project: {
+    readonly id: string;
+    readonly domain: string;
+    readonly document: string;
+    readonly runningTasksLimit: number | null;
+  },
 ): Promise<boolean> {
   const { rows } = await client.query<{ created: boolean }>(
-    `INSERT INTO projects (id, domain, document) VALUES ($1, $2, $3)
-     ON CONFLICT (id) DO UPDATE SET domain = EXCLUDED.domain, document = EXCLUDED.document, updated_at = now()
+    `INSERT INTO projects (id, domain, document, running_tasks_limit) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (id) DO UPDATE SET domain = EXCLUDED.domain, document = EXCLUDED.document,
+            running_tasks_limit = EXCLUDED.running_tasks_limit, updated_at = now()
      RETURNING xmax = 0 AS created`,
-    [project.id, project.domain, project.document],
+    [project.id, project.domain, project.document, project.runningTasksLimit],
   );
   return rows[0]?.created ?? false;
 }

@@ -77,6 +77,7 @@ export async function putProjects(
         id: project.id,
         domain: project.domain,
         document: deps.box.seal(file.document),
+        runningTasksLimit: project.limits.runningTasks ?? null,
       });
       results.push({ id: project.id, created });
     }
@@ -201,7 +202,12 @@ export async function registerConfiguredProject(
     if (stored && (!config.projectDocument || isDeepStrictEqual(box.open(stored.document), document))) return;
     const other = await projectOfDomain(client, domain, id);
     if (other) throw new ConfigError(`PROJECT_CONFIG: domain ${domain} is already project ${other}'s`);
-    await writeProject(client, { id, domain, document: box.seal(document) });
+    await writeProject(client, {
+      id,
+      domain,
+      document: box.seal(document),
+      runningTasksLimit: config.project.limits.runningTasks ?? null,
+    });
     await moveRevision(client);
   });
 }

@@ -42,17 +42,17 @@ const MAX_UNKNOWN_ATTEMPTS = 5;
 export interface TaskRunner {
   /**
    * Claims the next task of the kind for this process (db/tasks/leases.ts: handed-over tasks
-   * first, then fair across projects; the message only wakes the slot) and starts `work` on it
-   * with the task's message body, which completes the task itself; resolves as soon as the claim
-   * is decided, with the work running on (undefined: no task waits, as when a message arrives
-   * twice). Transient faults are retried with backoff and jitter for `config.taskRetrySeconds`;
+   * first, then fair across projects; the message, absent when a slot that just freed looks for
+   * work, only wakes the slot) and starts `work` on it with the task's message body, which
+   * completes the task itself; resolves as soon as the claim is decided, with the work running on
+   * (undefined: no task can be taken, as when a message arrives twice). Transient faults are retried with backoff and jitter for `config.taskRetrySeconds`;
    * any other fault ends the task failed (an export's token given back). Throws when the claim
    * could not be made (the database is down, or this process is draining), so that the bus
    * delivers the message again.
    */
   take(
     kind: TaskKind,
-    message: { readonly task_id: string; readonly body: string },
+    message: { readonly task_id: string; readonly body: string } | undefined,
     work: (run: TaskRun, body: string) => Promise<void>,
   ): Promise<TakenTask | undefined>;
 }
@@ -150,11 +150,16 @@ export function taskRunner(
   return {
     async take(kind, message, work) {
       if (draining.aborted) throw new TaskStop('draining');
-      const task = await claimTask(pool, kind, message.task_id, { owner: WORKER, leaseMs });
+      const task = await claimTask(pool, kind, message?.task_id ?? null, {
+        owner: WORKER,
+        leaseMs,
+        runningTasksLimit: config.projectRunningTasksLimit,
+      });
       if (!task) return undefined;
-      if (task.id !== message.task_id)
+      if (message && task.id !== message.task_id)
         log.info({ task_id: task.id, kind, instead_of: message.task_id }, `${kind} taken in its turn`);
-      const body = task.message ?? message.body;
+      // The body is the outbox's unless the task is the message's own.
+      const body = task.message ?? message?.body ?? '';
       return { finished: runClaimed(kind, task, (run) => work(run, body)) };
     },
   };

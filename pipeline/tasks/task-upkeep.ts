@@ -5,7 +5,7 @@ import type { Pool } from '../db/pool.js';
 import { sweepQueueLog } from '../db/task-queue.js';
 import { failAbandonedTasks } from '../db/tasks/endings.js';
 import { offerLapsedTasks } from '../db/tasks/leases.js';
-import { takeOutboxMessages } from '../db/tasks/outbox.js';
+import { offerPassedOverTasks, takeOutboxMessages } from '../db/tasks/outbox.js';
 import { withTransaction } from '../db/transaction.js';
 import { deleteEventsBefore } from '../db/webhook-deliveries.js';
 import type { Logger } from '../log.js';
@@ -25,12 +25,19 @@ const RELAY_EVERY_MS = 250;
 const ABANDONED_EVERY_MS = 1_000;
 const RETENTION_EVERY_MS = 60_000;
 const OUTBOX_BATCH = 100;
+/**
+ * How long a task passed over at its project's bound of running tasks waits, its project claiming
+ * nothing meanwhile, before its message goes out again.
+ */
+const PASSED_OVER_SECONDS = 30;
 
 /**
  * Runs the upkeep of tasks in this process until stopped. Every API and worker process runs one,
  * so nothing depends on one of them being up; each round is safe to run in several at once.
  * - The relay publishes the outbox on the bus and deletes what it published; a bus that is down
  *   leaves the rows for the next round, so a task accepted during an outage is published after it.
+ * - A task passed over while its project ran its bound of tasks, with nothing left to wake it (the
+ *   slot its project freed died first), is offered again after a while.
  * - A task whose lease lapsed (its worker died) is offered again through the outbox; one that
  *   lapsed `taskMaxLapses` times ends `TaskExpired`, and an export running past its time limit
  *   `TaskTimedOut`; an export's token is given back. A task waiting on the bus never expires.
@@ -62,6 +69,12 @@ export function startTaskUpkeep(
   async function endAbandoned(): Promise<void> {
     const offered = await offerLapsedTasks(pool, config.taskMaxLapses);
     if (offered.length > 0) log.warn({ tasks: offered }, 'tasks whose lease lapsed offered again');
+    const passed = await offerPassedOverTasks(pool, PASSED_OVER_SECONDS, config.projectRunningTasksLimit);
+    if (passed.length > 0)
+      log.warn(
+        { tasks: passed },
+        'tasks passed over at their project bound, with nothing to wake them, offered again',
+      );
     const failed = await failAbandonedTasks(
       pool,
       { maxLapses: config.taskMaxLapses, exportLimitSeconds: config.export.timeLimitSeconds },

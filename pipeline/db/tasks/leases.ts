@@ -1,5 +1,6 @@
 import type { TaskKind } from '../../../schemas/index.js';
-import type { Queryable } from '../pool.js';
+import type { Pool, Queryable } from '../pool.js';
+import { withTransaction } from '../transaction.js';
 import type { RequestedBy } from './admission.js';
 
 /** One attempt at a task, as its worker holds it: every write of the attempt names it. */
@@ -28,27 +29,37 @@ export interface TakenTaskRow extends ClaimedTask {
 
 /**
  * Claims the next task of `kind` for `owner` until the lease ends: a new attempt, recorded. A bus
- * message only wakes a slot; which task the slot takes is decided here, from the task rows, so the
- * order is the same on every bus and across every partition:
+ * message only wakes a slot (and a slot that just freed claims without one); which task the slot
+ * takes is decided here, from the task rows, so the order is the same on every bus and across
+ * every partition:
  * - a task handed over (started, then released by a draining worker or freed when its lease lapsed
  *   or stalled) goes first, the one started longest ago first;
  * - then the project with the fewest tasks of the kind running and, among those, the one whose last
  *   task was claimed longest ago (sql/027_project_claims.sql): one project's backlog never holds
  *   another's tasks back;
  * - within a project, the task of the message in hand (its body is already read), then the oldest.
- * Every waiting task has a message on its way (the outbox relays it until the task ends), so a
- * message whose slot took another task leaves one for its own. Undefined when no task waits: a
- * message delivered twice, or whose task was taken by another's message. A lease that lapsed is
- * freed by the upkeep, never here, so that its attempt is closed in one place.
+ * A project already running its bound of tasks of the kind (its own, else `runningTasksLimit`; 0:
+ * none) is passed over. Every waiting task has a message on its way (the outbox relays it until
+ * the task ends), so a message whose slot took another task leaves one for its own; a task passed
+ * over at its project's bound is taken by the slot its project frees. Undefined when no task can
+ * be taken: a message delivered twice, or whose task was taken by another's message. Claims of
+ * a kind are taken one at a time (a transaction lock, held for the one statement), so that two
+ * slots claiming at once cannot both see a project under its bound. A lease that lapsed is freed
+ * by the upkeep, never here, so that its attempt is closed in one place.
  */
 export async function claimTask(
-  db: Queryable,
+  pool: Pool,
   kind: TaskKind,
-  messageTaskId: string,
-  claim: { owner: string; leaseMs: number },
+  messageTaskId: string | null,
+  claim: { owner: string; leaseMs: number; runningTasksLimit: number },
 ): Promise<TakenTaskRow | undefined> {
-  const { rows } = await db.query<TakenTaskRow>(
-    `WITH running AS (
+  return withTransaction(pool, async (client) => {
+    // Taken before the statement, whose snapshot then sees every claim committed before it.
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('claim:' || current_schema() || ':' || $1))`, [
+      kind,
+    ]);
+    const { rows } = await client.query<TakenTaskRow>(
+      `WITH running AS (
        SELECT project_id, count(*) AS n FROM tasks
         WHERE kind = $1 AND status = 'pending' AND owner IS NOT NULL
         GROUP BY project_id),
@@ -56,8 +67,10 @@ export async function claimTask(
        SELECT t.id FROM tasks t
          LEFT JOIN running r ON r.project_id = t.project_id
          LEFT JOIN project_claims c ON c.project_id = t.project_id AND c.kind = $1
+         LEFT JOIN projects p ON p.id = t.project_id
         WHERE t.kind = $1 AND t.status = 'pending' AND t.owner IS NULL
           AND EXISTS (SELECT 1 FROM task_outbox o WHERE o.task_id = t.id)
+          AND coalesce(r.n, 0) < coalesce(p.running_tasks_limit, nullif($5, 0), 2147483647)
         ORDER BY t.started_at NULLS LAST, coalesce(r.n, 0), c.claimed_at NULLS FIRST,
                  t.id = $2 DESC, t.created_at
         LIMIT 1 FOR UPDATE OF t SKIP LOCKED),
@@ -75,9 +88,10 @@ export async function claimTask(
        ON CONFLICT (project_id, kind) DO UPDATE SET claimed_at = EXCLUDED.claimed_at)
      SELECT claimed.*, CASE WHEN claimed.id = $2 THEN NULL ELSE o.message END AS message
        FROM claimed JOIN task_outbox o ON o.task_id = claimed.id`,
-    [kind, messageTaskId, claim.owner, claim.leaseMs],
-  );
-  return rows[0];
+      [kind, messageTaskId, claim.owner, claim.leaseMs, claim.runningTasksLimit],
+    );
+    return rows[0];
+  });
 }
 
 /**

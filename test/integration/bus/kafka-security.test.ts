@@ -70,6 +70,7 @@ describe('task bus on Kafka listeners that ask for TLS or SASL', function () {
       });
       const seen: BusMessage[] = [];
       await bus.subscribe('export', async (m) => {
+        if (!m) return undefined;
         seen.push(m);
         return undefined;
       });

@@ -27,7 +27,8 @@ function collector(count: number) {
   return {
     seen,
     all,
-    handle: async (m: BusMessage): Promise<TakenTask | undefined> => {
+    handle: async (m: BusMessage | undefined): Promise<TakenTask | undefined> => {
+      if (!m) return undefined; // a freed slot asking for a waiting task: none here
       seen.push(m);
       if (seen.length >= count) done();
       return undefined;
@@ -95,6 +96,7 @@ for (const transport of ['postgres', 'kafka'] as const) {
       const bus = makeBus(prefix);
       await bus.publish(message);
       await bus.subscribe('import', async (m) => {
+        if (!m) return undefined;
         attempts++;
         if (attempts === 1) throw new Error('the task could not be claimed');
         return c.handle(m);
@@ -102,6 +104,44 @@ for (const transport of ['postgres', 'kafka'] as const) {
       await withTimeout(c.all, 45_000);
       expect(attempts).to.equal(2);
       expect(c.seen).to.deep.equal([message]);
+    });
+
+    it('asks a slot whose work ended for the next waiting task, then takes messages again', async () => {
+      const bus = makeBus(uniqueTopicPrefix());
+      const calls: string[] = [];
+      let end: () => void = () => {};
+      const finished = new Promise<void>((resolve) => {
+        end = resolve;
+      });
+      const pulled = { finished: Promise.resolve() };
+      await bus.subscribe(
+        'import',
+        async (m) => {
+          calls.push(m?.task_id ?? 'no message');
+          if (m && calls.length === 1) return { finished };
+          // The freed slot's first ask finds a task (ended at once), its second none.
+          return calls.filter((c) => c === 'no message').length === 1 && !m ? pulled : undefined;
+        },
+        1,
+      );
+      const first = await newTask();
+      await bus.publish(first);
+      await eventually(
+        async () => calls.length,
+        (n) => n === 1,
+      );
+      end();
+      await eventually(
+        async () => calls.length,
+        (n) => n === 3,
+      );
+      const second = await newTask();
+      await bus.publish(second);
+      const all = await eventually(
+        async () => [...calls],
+        (c) => c.length === 4,
+      );
+      expect(all).to.deep.equal([first.task_id, 'no message', 'no message', second.task_id]);
     });
 
     it('counts the messages its workers have not handled yet: the consumer lag', async () => {
@@ -189,6 +229,7 @@ describe('task bus on kafka, tasks longer than the session', function () {
       await bus?.subscribe(
         'export',
         async (m) => {
+          if (!m) return undefined;
           handled.push(`${n}:${m.task_id}`);
           return task.taken;
         },
@@ -203,6 +244,7 @@ describe('task bus on kafka, tasks longer than the session', function () {
     );
     // A third worker joins while the task runs: the group rebalances around it.
     await third?.subscribe('export', async (m) => {
+      if (!m) return undefined;
       handled.push(`2:${m.task_id}`);
       return undefined;
     });
@@ -223,6 +265,7 @@ describe('task bus on kafka, tasks longer than the session', function () {
     await bus?.subscribe(
       'export',
       async (m) => {
+        if (!m) return undefined;
         tries.push(m.task_id);
         if (m.task_id === messages[0]?.task_id) return first.taken;
         // The first try of the held message meets Postgres out of reach.
@@ -255,6 +298,7 @@ describe('task bus on kafka, tasks longer than the session', function () {
     await bus?.subscribe(
       'export',
       async (m) => {
+        if (!m) return undefined;
         taken.push(m.task_id);
         return tasks[taken.length - 1]?.taken;
       },

@@ -7,7 +7,7 @@ import {
   renewLease,
   type TakenTaskRow,
 } from '../../../pipeline/db/tasks/leases.js';
-import { takeOutboxMessages } from '../../../pipeline/db/tasks/outbox.js';
+import { offerPassedOverTasks, takeOutboxMessages } from '../../../pipeline/db/tasks/outbox.js';
 import { lockImportProgress } from '../../../pipeline/db/tasks/progress.js';
 import { withTransaction } from '../../../pipeline/db/transaction.js';
 import { AttemptLost } from '../../../pipeline/errors.js';
@@ -25,8 +25,8 @@ describe('db/tasks: leases, attempts and their fences', () => {
     );
     await db().query(`INSERT INTO task_outbox (task_id, kind, message) VALUES ($1, 'import', '{}')`, [id]);
   }
-  const claim = async (id: string, owner: string, leaseMs = LEASE_MS) =>
-    claimTask(db(), 'import', id, { owner, leaseMs });
+  const claim = async (id: string | null, owner: string, leaseMs = LEASE_MS, runningTasksLimit = 0) =>
+    claimTask(db(), 'import', id, { owner, leaseMs, runningTasksLimit });
   const must = (task: TakenTaskRow | undefined): TakenTaskRow => {
     if (!task) throw new Error('expected a claim');
     return task;
@@ -173,5 +173,56 @@ describe('db/tasks: leases, attempts and their fences', () => {
     expect(next.message, "another task's body comes from the outbox").to.equal('{}');
     expect(must(await claim('fair-b2', 'worker-a')).id).to.equal('fair-a2');
     expect(await claim('fair-a1', 'worker-a'), 'nothing left waiting').to.equal(undefined);
+  });
+
+  describe("a project's bound on its running tasks", () => {
+    const endWaiting = () =>
+      db().query(
+        `UPDATE tasks SET status = 'completed', completed_at = clock_timestamp() WHERE status = 'pending'`,
+      );
+    const relayed = () => withTransaction(db(), (client) => takeOutboxMessages(client, 100));
+    beforeEach(endWaiting);
+
+    it("passes over a project at its own bound or the deployment's, and takes its task once one ends", async () => {
+      await db().query(`INSERT INTO projects (id, domain, document, running_tasks_limit)
+                        VALUES ('bound-a', 'a.bound.test', 'sealed', 1)`);
+      await newTask('bound-a1', 'clock_timestamp()', 'bound-a');
+      await newTask('bound-a2', 'clock_timestamp()', 'bound-a');
+      const running = must(await claim('bound-a1', 'worker-a'));
+      expect(await claim('bound-a2', 'worker-a'), 'project A runs its one task').to.equal(undefined);
+      await completeImport(db(), running);
+      expect(must(await claim(null, 'worker-a')).id, 'a freed slot takes it, with no message').to.equal(
+        'bound-a2',
+      );
+      // A project with no bound of its own has the deployment's.
+      await newTask('bound-d1', 'clock_timestamp()', 'bound-d');
+      await newTask('bound-d2', 'clock_timestamp()', 'bound-d');
+      must(await claim('bound-d1', 'worker-a', LEASE_MS, 1));
+      expect(await claim('bound-d2', 'worker-a', LEASE_MS, 1)).to.equal(undefined);
+      expect(must(await claim('bound-d2', 'worker-a', LEASE_MS, 2)).id).to.equal('bound-d2');
+    });
+
+    it('offers again a passed-over task nothing would wake: its project under the bound, claiming nothing', async () => {
+      await db().query(`INSERT INTO projects (id, domain, document, running_tasks_limit)
+                        VALUES ('passed', 'passed.bound.test', 'sealed', 1)`);
+      await newTask('passed-1', 'clock_timestamp()', 'passed');
+      await newTask('passed-2', 'clock_timestamp()', 'passed');
+      await newTask('free-1', 'clock_timestamp()', 'unbounded');
+      await relayed();
+      const ran = must(await claim('passed-1', 'worker-a'));
+      expect(
+        await offerPassedOverTasks(db(), 0, 0),
+        'at its bound, the slot it frees takes the next; a project with no bound is never passed over',
+      ).to.deep.equal([]);
+      await completeImport(db(), ran);
+      // The slot it freed died before it could take the next: after the wait, the oldest goes out again.
+      expect(await offerPassedOverTasks(db(), 3600, 0), 'not before the wait').to.deep.equal([]);
+      expect(await offerPassedOverTasks(db(), 0, 0)).to.deep.equal(['passed-2']);
+      const [again] = await relayed();
+      expect(again, 'marked offered again: a replay does not read it as a request').to.include({
+        task_id: 'passed-2',
+        again: true,
+      });
+    });
   });
 });

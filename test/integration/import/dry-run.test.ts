@@ -163,7 +163,11 @@ describe('import: a dry run delivered twice', () => {
     expect(res.statusCode, res.body).to.equal(200);
     const { id } = JSON.parse(res.body) as { id: string };
     const detail = { index: 0, outcome: 'inserted' as const, record: { email: 'twice@dry.test' } };
-    const claimed = await claimTask(service.db(), 'import', id, { owner: 'test', leaseMs: 60_000 });
+    const claimed = await claimTask(service.db(), 'import', id, {
+      owner: 'test',
+      leaseMs: 60_000,
+      runningTasksLimit: 0,
+    });
     if (!claimed) throw new Error('the task was not claimed');
     let runs = 0;
     const attempt = () =>
@@ -187,7 +191,11 @@ describe('import: a dry run delivered twice', () => {
       records: [{ email: 'free@dry.test' }],
     });
     const { id } = JSON.parse(res.body) as { id: string };
-    const claimed = await claimTask(service.db(), 'import', id, { owner: 'test', leaseMs: 60_000 });
+    const claimed = await claimTask(service.db(), 'import', id, {
+      owner: 'test',
+      leaseMs: 60_000,
+      runningTasksLimit: 0,
+    });
     if (!claimed) throw new Error('the task was not claimed');
     let rowWasFree = false;
     await dryRun(service.db(), claimed, 60_000, async () => {

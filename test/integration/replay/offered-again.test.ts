@@ -36,7 +36,7 @@ for (const transport of ['postgres', 'kafka'] as const) {
         );
       expect(await published()).to.equal(1);
       // A worker claims it and dies: its lease lapses, and the upkeep offers it again.
-      await claimTask(service.db(), 'import', id, { owner: 'gone:1', leaseMs: 1 });
+      await claimTask(service.db(), 'import', id, { owner: 'gone:1', leaseMs: 1, runningTasksLimit: 0 });
       await service
         .db()
         .query(`UPDATE tasks SET lease_until = clock_timestamp() - interval '1 s' WHERE id = $1`, [id]);

@@ -10,6 +10,7 @@ import { busEnv, useWorkerProcesses } from '../../support/worker-process.js';
 
 const BACKLOG_IMPORTS = 40;
 const RECORDS_PER_IMPORT = 2_000;
+const BOUNDED_IMPORTS = 6;
 
 /**
  * Project A's backlog of imports queued before project B's one small import, then one worker process
@@ -78,6 +79,52 @@ for (const transport of ['postgres', 'kafka'] as const)
         expect(left, "project A's imports still waiting when B's completed").to.be.above(BACKLOG_IMPORTS / 2);
       } finally {
         // Stopped before the schema goes: the rest of A's backlog is not this test's.
+        worker.kill('SIGKILL');
+        await once(worker, 'exit');
+      }
+    });
+
+    it("runs no more of a project's tasks at once than its bound, and every one of them", async () => {
+      const config = service.config();
+      const read = (document: unknown, name: string) => projectFromDocument(document, name, config);
+      const bounded = { id: 'c', domain: 'c.fair.test', limits: { running_tasks: 1 } };
+      await putProjects({ pool: service.db(), box: TEST_SECRETS, read, embedded: true }, [
+        { name: 'c.json', document: bounded },
+      ]);
+      const c = importService({
+        config: withProject(config, read(bounded, 'c.json')),
+        pool: service.db(),
+        secrets: TEST_SECRETS,
+        blobs: undefined,
+        taskCreated: () => {},
+      });
+      const ids: string[] = [];
+      for (let n = 0; n < BOUNDED_IMPORTS; n++) {
+        const records = Array.from({ length: 500 }, (_, i) => ({ email: `c${n}-${i}@fair.test` }));
+        ids.push((await c.start({ identifier: 'email', upsert: false, records }, { requestedBy: {} })).id);
+      }
+      // Three slots: while one runs the project's one task, the others take its messages and pass
+      // them over; each next task is taken by the slot its predecessor frees.
+      const worker = startWorker({ ...busEnv(config), WORKER_CONCURRENCY: '3' });
+      try {
+        const statuses = await eventually(
+          async () => Promise.all(ids.map(async (id) => (await c.find(id)).status)),
+          (all) => all.every((status) => status === 'completed'),
+          60,
+        );
+        expect(statuses.every((status) => status === 'completed')).to.equal(true);
+        const { rows } = await service.db().query<{ overlapping: number; attempts: number }>(
+          `SELECT (SELECT count(*)::int FROM task_attempts a JOIN task_attempts b
+                     ON a.task_id < b.task_id AND a.claimed_at < b.ended_at AND b.claimed_at < a.ended_at
+                   WHERE a.task_id = ANY($1) AND b.task_id = ANY($1)) AS overlapping,
+                  (SELECT count(*)::int FROM task_attempts WHERE task_id = ANY($1)) AS attempts`,
+          [ids],
+        );
+        expect(rows[0], 'one attempt each, none beside another').to.deep.equal({
+          overlapping: 0,
+          attempts: BOUNDED_IMPORTS,
+        });
+      } finally {
         worker.kill('SIGKILL');
         await once(worker, 'exit');
       }
