@@ -62,6 +62,7 @@ export function createApp({
   app.on('error', (err: unknown, ctx?: { path?: string }) =>
     log.error({ err, path: ctx?.path }, 'response failed after it began'),
   );
+  const lookupsOf = userLookups(db);
   const scope = (projectConfig: ServiceConfig): ProjectScope => {
     const { project } = projectConfig;
     return {
@@ -69,7 +70,7 @@ export function createApp({
       imports: importService({ config: projectConfig, pool: db, secrets, blobs, taskCreated }),
       exports: exportService({ config: projectConfig, pool: db, blobs, taskCreated }),
       webhooks: webhookService({ config: projectConfig, pool: db }),
-      graphql: { db, lookups: userLookups(db, project.id), project, search: search(project.id) },
+      graphql: { db, lookups: lookupsOf(project.id), project, search: search(project.id) },
     };
   };
   const admin = [projectOfHost(projects, scope, config), requireAdminJwt(adminJwks, log)];

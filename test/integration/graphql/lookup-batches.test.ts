@@ -40,7 +40,7 @@ describe('lookups made in the same turn of the event loop', () => {
   });
 
   it('answers each login id lookup with its own user, in one statement', async () => {
-    const lookups = userLookups(counted(), 'default');
+    const lookups = userLookups(counted())('default');
     const found = await Promise.all([
       lookups.byLoginId({ key: 'email', value: 'ben@example.com' }),
       lookups.byLoginId({ key: 'email', value: 'shared@example.com' }),
@@ -53,7 +53,7 @@ describe('lookups made in the same turn of the event loop', () => {
   });
 
   it('answers each OAuth lookup with its own user, in one statement', async () => {
-    const lookups = userLookups(counted(), 'default');
+    const lookups = userLookups(counted())('default');
     const found = await Promise.all([
       lookups.byOAuth({ providerAlias: 'google', subjectId: 'g-ben' }),
       lookups.byOAuth({ providerAlias: 'facebook', subjectId: 'g-ben' }),
@@ -64,7 +64,7 @@ describe('lookups made in the same turn of the event loop', () => {
   });
 
   it('answers each attribute lookup with its own users in creation order, one statement per attribute', async () => {
-    const lookups = userLookups(counted(), 'default');
+    const lookups = userLookups(counted())('default');
     const [shared, nobody, phone, ann] = await Promise.all([
       lookups.byStandardAttribute('email', 'shared@example.com'),
       lookups.byStandardAttribute('email', 'nobody@example.com'),
@@ -80,11 +80,31 @@ describe('lookups made in the same turn of the event loop', () => {
   });
 
   it('reads the database for every lookup: a user stored between two lookups is found by the second', async () => {
-    const lookups = userLookups(counted(), 'default');
+    const lookups = userLookups(counted())('default');
     expect(await lookups.byLoginId({ key: 'email', value: 'cy@example.com' })).to.equal(undefined);
     const { project } = testConfig(await makeTestKeys());
     const cy = await createUser(db(), project, { email: 'cy@example.com' });
     expect((await lookups.byLoginId({ key: 'email', value: 'cy@example.com' }))?.id).to.equal(cy);
     expect(statements).to.equal(2);
+  });
+
+  it('answers lookups of two projects made in the same turn, each in its own project', async () => {
+    const { project } = testConfig(await makeTestKeys());
+    const other = await createUser(db(), { ...project, id: 'lookup-other' }, { email: 'ann@example.com' });
+    const lookupsOf = userLookups(counted());
+    const wanted = { key: 'email', value: 'ann@example.com' };
+    const found = await Promise.all([
+      lookupsOf('default').byLoginId(wanted),
+      lookupsOf('lookup-other').byLoginId(wanted),
+      lookupsOf('default').byStandardAttribute('email', 'ann@example.com'),
+      lookupsOf('lookup-other').byStandardAttribute('email', 'ann@example.com'),
+    ]);
+    expect(found.map((u) => (Array.isArray(u) ? u.map((one) => one.id) : u?.id))).to.deep.equal([
+      ids.ann,
+      other,
+      [ids.ann],
+      [other],
+    ]);
+    expect(statements, 'one statement per project and lookup').to.equal(4);
   });
 });
