@@ -45,10 +45,10 @@ export interface TaskRunner {
    * first, then fair across projects; the message, absent when a slot that just freed looks for
    * work, only wakes the slot) and starts `work` on it with the task's message body, which
    * completes the task itself; resolves as soon as the claim is decided, with the work running on
-   * (undefined: no task can be taken, as when a message arrives twice). Transient faults are retried with backoff and jitter for `config.taskRetrySeconds`;
-   * any other fault ends the task failed (an export's token given back). Throws when the claim
-   * could not be made (the database is down, or this process is draining), so that the bus
-   * delivers the message again.
+   * (undefined: no task can be taken, as when a message arrives twice). Transient faults are
+   * retried with backoff and jitter for `config.taskRetrySeconds`; any other fault ends the task
+   * failed (an export's token given back). Throws when the claim could not be made (the database
+   * is down, or this process is draining), so that the bus delivers the message again.
    */
   take(
     kind: TaskKind,

@@ -60,34 +60,34 @@ export async function claimTask(
     ]);
     const { rows } = await client.query<TakenTaskRow>(
       `WITH running AS (
-       SELECT project_id, count(*) AS n FROM tasks
-        WHERE kind = $1 AND status = 'pending' AND owner IS NOT NULL
-        GROUP BY project_id),
-     next AS (
-       SELECT t.id FROM tasks t
-         LEFT JOIN running r ON r.project_id = t.project_id
-         LEFT JOIN project_claims c ON c.project_id = t.project_id AND c.kind = $1
-         LEFT JOIN projects p ON p.id = t.project_id
-        WHERE t.kind = $1 AND t.status = 'pending' AND t.owner IS NULL
-          AND EXISTS (SELECT 1 FROM task_outbox o WHERE o.task_id = t.id)
-          AND coalesce(r.n, 0) < coalesce(p.running_tasks_limit, nullif($5, 0), 2147483647)
-        ORDER BY t.started_at NULLS LAST, coalesce(r.n, 0), c.claimed_at NULLS FIRST,
-                 t.id = $2 DESC, t.created_at
-        LIMIT 1 FOR UPDATE OF t SKIP LOCKED),
-     claimed AS (
-       UPDATE tasks t SET owner = $3, attempt = t.attempt + 1,
-              lease_until = clock_timestamp() + $4 * interval '1 millisecond',
-              started_at = coalesce(t.started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
-         FROM next WHERE t.id = next.id AND t.status = 'pending' AND t.owner IS NULL
-        RETURNING t.id, t.attempt, t.owner, t.project_id, t.options, t.progress_processed, t.requested_by,
-                  t.replay_of),
-     recorded AS (INSERT INTO task_attempts (task_id, attempt, owner) SELECT id, attempt, owner FROM claimed),
-     served AS (
-       INSERT INTO project_claims (project_id, kind, claimed_at)
-       SELECT project_id, $1, clock_timestamp() FROM claimed
-       ON CONFLICT (project_id, kind) DO UPDATE SET claimed_at = EXCLUDED.claimed_at)
-     SELECT claimed.*, CASE WHEN claimed.id = $2 THEN NULL ELSE o.message END AS message
-       FROM claimed JOIN task_outbox o ON o.task_id = claimed.id`,
+         SELECT project_id, count(*) AS n FROM tasks
+          WHERE kind = $1 AND status = 'pending' AND owner IS NOT NULL
+          GROUP BY project_id),
+       next AS (
+         SELECT t.id FROM tasks t
+           LEFT JOIN running r ON r.project_id = t.project_id
+           LEFT JOIN project_claims c ON c.project_id = t.project_id AND c.kind = $1
+           LEFT JOIN projects p ON p.id = t.project_id
+          WHERE t.kind = $1 AND t.status = 'pending' AND t.owner IS NULL
+            AND EXISTS (SELECT 1 FROM task_outbox o WHERE o.task_id = t.id)
+            AND coalesce(r.n, 0) < coalesce(p.running_tasks_limit, nullif($5, 0), 2147483647)
+          ORDER BY t.started_at NULLS LAST, coalesce(r.n, 0), c.claimed_at NULLS FIRST,
+                   t.id = $2 DESC, t.created_at
+          LIMIT 1 FOR UPDATE OF t SKIP LOCKED),
+       claimed AS (
+         UPDATE tasks t SET owner = $3, attempt = t.attempt + 1,
+                lease_until = clock_timestamp() + $4 * interval '1 millisecond',
+                started_at = coalesce(t.started_at, clock_timestamp()), heartbeat_at = clock_timestamp()
+           FROM next WHERE t.id = next.id AND t.status = 'pending' AND t.owner IS NULL
+          RETURNING t.id, t.attempt, t.owner, t.project_id, t.options, t.progress_processed, t.requested_by,
+                    t.replay_of),
+       recorded AS (INSERT INTO task_attempts (task_id, attempt, owner) SELECT id, attempt, owner FROM claimed),
+       served AS (
+         INSERT INTO project_claims (project_id, kind, claimed_at)
+         SELECT project_id, $1, clock_timestamp() FROM claimed
+         ON CONFLICT (project_id, kind) DO UPDATE SET claimed_at = EXCLUDED.claimed_at)
+       SELECT claimed.*, CASE WHEN claimed.id = $2 THEN NULL ELSE o.message END AS message
+         FROM claimed JOIN task_outbox o ON o.task_id = claimed.id`,
       [kind, messageTaskId, claim.owner, claim.leaseMs, claim.runningTasksLimit],
     );
     return rows[0];
