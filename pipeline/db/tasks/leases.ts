@@ -21,6 +21,12 @@ export interface ClaimedTask extends TaskAttempt {
   readonly replay_of: string | null;
 }
 
+/**
+ * Tasks first in the claim's order that it tries to lock: claims are serialized, so only a cancel
+ * or the upkeep may hold one of them at the moment, never all.
+ */
+const CANDIDATES = 32;
+
 /** A task claimed with the body of its message, unless it is the message the worker holds. */
 export interface TakenTaskRow extends ClaimedTask {
   /** The task's message from the outbox; null when the task is the one the worker's message names. */
@@ -63,16 +69,24 @@ export async function claimTask(
          SELECT project_id, count(*) AS n FROM tasks
           WHERE kind = $1 AND status = 'pending' AND owner IS NOT NULL
           GROUP BY project_id),
-       next AS (
-         SELECT t.id FROM tasks t
+       -- The first few in order, sorted apart from the lock: a locking sort would order every
+       -- waiting task, where the first few need only a top-N pass.
+       candidates AS (
+         SELECT t.id, t.started_at, coalesce(r.n, 0) AS running, c.claimed_at, t.id = $2 AS messaged,
+                t.created_at
+           FROM tasks t
            LEFT JOIN running r ON r.project_id = t.project_id
            LEFT JOIN project_claims c ON c.project_id = t.project_id AND c.kind = $1
            LEFT JOIN projects p ON p.id = t.project_id
           WHERE t.kind = $1 AND t.status = 'pending' AND t.owner IS NULL
             AND EXISTS (SELECT 1 FROM task_outbox o WHERE o.task_id = t.id)
             AND coalesce(r.n, 0) < coalesce(p.running_tasks_limit, nullif($5, 0), 2147483647)
-          ORDER BY t.started_at NULLS LAST, coalesce(r.n, 0), c.claimed_at NULLS FIRST,
-                   t.id = $2 DESC, t.created_at
+          ORDER BY 2 NULLS LAST, 3, 4 NULLS FIRST, 5 DESC, 6
+          LIMIT ${CANDIDATES}),
+       next AS (
+         SELECT t.id FROM tasks t JOIN candidates k ON k.id = t.id
+          WHERE t.status = 'pending' AND t.owner IS NULL
+          ORDER BY k.started_at NULLS LAST, k.running, k.claimed_at NULLS FIRST, k.messaged DESC, k.created_at
           LIMIT 1 FOR UPDATE OF t SKIP LOCKED),
        claimed AS (
          UPDATE tasks t SET owner = $3, attempt = t.attempt + 1,
