@@ -149,7 +149,11 @@ export function taskRunner(
 
   return {
     async take(kind, message, work) {
-      if (draining.aborted) throw new TaskStop('draining');
+      // A draining process claims nothing: a message comes again, a freed slot asks no more.
+      if (draining.aborted) {
+        if (!message) return undefined;
+        throw new TaskStop('draining');
+      }
       const task = await claimTask(pool, kind, message?.task_id ?? null, {
         owner: WORKER,
         leaseMs,
