@@ -30,6 +30,8 @@ const OUTBOX_BATCH = 100;
  * nothing meanwhile, before its message goes out again.
  */
 const PASSED_OVER_SECONDS = 30;
+/** How often they are looked for: a few times within that wait. */
+const PASSED_OVER_EVERY_MS = 10_000;
 
 /**
  * Runs the upkeep of tasks in this process until stopped. Every API and worker process runs one,
@@ -56,7 +58,7 @@ export function startTaskUpkeep(
   log: Logger,
   projectIds: () => readonly string[],
 ): TaskUpkeep {
-  const due = { abandoned: 0, retention: 0 };
+  const due = { abandoned: 0, passedOver: 0, retention: 0 };
 
   async function relay(): Promise<number> {
     return withTransaction(pool, async (client) => {
@@ -69,12 +71,6 @@ export function startTaskUpkeep(
   async function endAbandoned(): Promise<void> {
     const offered = await offerLapsedTasks(pool, config.taskMaxLapses);
     if (offered.length > 0) log.warn({ tasks: offered }, 'tasks whose lease lapsed offered again');
-    const passed = await offerPassedOverTasks(pool, PASSED_OVER_SECONDS, config.projectRunningTasksLimit);
-    if (passed.length > 0)
-      log.warn(
-        { tasks: passed },
-        'tasks passed over at their project bound, with nothing to wake them, offered again',
-      );
     const failed = await failAbandonedTasks(
       pool,
       { maxLapses: config.taskMaxLapses, exportLimitSeconds: config.export.timeLimitSeconds },
@@ -94,6 +90,15 @@ export function startTaskUpkeep(
       await endAbandoned();
       const files = blobs ? await deleteAbandonedTaskFiles(pool, blobs) : [];
       if (files.length > 0) log.info({ files }, 'files of abandoned export attempts deleted');
+    }
+    if (now >= due.passedOver) {
+      due.passedOver = now + PASSED_OVER_EVERY_MS;
+      const passed = await offerPassedOverTasks(pool, PASSED_OVER_SECONDS, config.projectRunningTasksLimit);
+      if (passed.length > 0)
+        log.warn(
+          { tasks: passed },
+          'tasks passed over at their project bound, with nothing to wake them, offered again',
+        );
     }
     const relayed = await relay();
     if (now >= due.retention) {

@@ -2,6 +2,8 @@ import type { BusMessage } from '../../../schemas/bus-message.js';
 import type { TaskKind } from '../../../schemas/index.js';
 import type { PoolClient, Queryable } from '../pool.js';
 
+const TASK_KINDS: readonly TaskKind[] = ['import', 'export'];
+
 /**
  * Takes up to `limit` unpublished messages of the outbox for the caller's transaction: marked
  * published once it commits (after publishing them), unpublished again if it rolls back. Rows
@@ -25,9 +27,11 @@ export async function takeOutboxMessages(client: PoolClient, limit: number): Pro
 /**
  * Offers again, through the outbox, the oldest waiting task of each project and kind that has a
  * bound on its running tasks (its own, else `runningTasksLimit`; 0: none), runs fewer than it,
- * and has neither claimed a task nor had a message go out for `afterSeconds`. A slot passes such
- * a task over while its project is at the bound, and the slot its project frees takes it; if that
- * slot's process died first, nothing else would wake it. The ids offered.
+ * and has neither claimed a task nor had the task's message go out for `afterSeconds`. A slot
+ * passes such a task over while its project is at the bound, and the slot its project frees takes
+ * it; if that slot's process died first, nothing else would wake it. It starts from the bounded
+ * projects, each looked up by the waiting tasks' index: with no deployment bound, it reads only the
+ * projects that set their own. The ids offered.
  */
 export async function offerPassedOverTasks(
   db: Queryable,
@@ -35,24 +39,26 @@ export async function offerPassedOverTasks(
   runningTasksLimit: number,
 ): Promise<string[]> {
   const { rows } = await db.query<{ task_id: string }>(
-    `WITH running AS (
-       SELECT project_id, kind, count(*) AS n FROM tasks
-        WHERE status = 'pending' AND owner IS NOT NULL GROUP BY project_id, kind),
+    `WITH bounded AS (
+       SELECT p.id AS project_id, k.kind, coalesce(p.running_tasks_limit, nullif($2, 0)) AS bound
+         FROM projects p CROSS JOIN unnest($3::text[]) AS k (kind)
+        WHERE coalesce(p.running_tasks_limit, nullif($2, 0)) IS NOT NULL),
      passed AS (
-       SELECT DISTINCT ON (t.project_id, t.kind) t.id FROM tasks t
-         JOIN task_outbox o ON o.task_id = t.id
-         LEFT JOIN projects p ON p.id = t.project_id
-         LEFT JOIN running r ON r.project_id = t.project_id AND r.kind = t.kind
-         LEFT JOIN project_claims c ON c.project_id = t.project_id AND c.kind = t.kind
-        WHERE t.status = 'pending' AND t.owner IS NULL
-          AND o.published_at < clock_timestamp() - $1 * interval '1 second'
-          AND coalesce(r.n, 0) < coalesce(p.running_tasks_limit, nullif($2, 0))
-          AND (c.claimed_at IS NULL OR c.claimed_at < clock_timestamp() - $1 * interval '1 second')
-        ORDER BY t.project_id, t.kind, t.created_at)
+       SELECT w.id FROM bounded b
+         LEFT JOIN project_claims c ON c.project_id = b.project_id AND c.kind = b.kind
+         CROSS JOIN LATERAL (
+           SELECT t.id FROM tasks t JOIN task_outbox o ON o.task_id = t.id
+            WHERE t.project_id = b.project_id AND t.kind = b.kind AND t.status = 'pending'
+              AND t.owner IS NULL AND o.published_at < clock_timestamp() - $1 * interval '1 second'
+            ORDER BY t.created_at LIMIT 1) w
+        WHERE (c.claimed_at IS NULL OR c.claimed_at < clock_timestamp() - $1 * interval '1 second')
+          AND (SELECT count(*) FROM tasks r
+                WHERE r.project_id = b.project_id AND r.kind = b.kind AND r.status = 'pending'
+                  AND r.owner IS NOT NULL) < b.bound)
      UPDATE task_outbox o SET published_at = NULL FROM passed
       WHERE o.task_id = passed.id AND o.published_at IS NOT NULL
      RETURNING o.task_id`,
-    [afterSeconds, runningTasksLimit],
+    [afterSeconds, runningTasksLimit, TASK_KINDS],
   );
   return rows.map((r) => r.task_id);
 }
