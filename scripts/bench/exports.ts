@@ -8,6 +8,7 @@ import { kafkaBus } from '../../pipeline/bus/kafka.js';
 import { exportMessage } from '../../pipeline/bus/task-message.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { insertTask } from '../../pipeline/db/tasks/admission.js';
+import { withSnapshot } from '../../pipeline/db/transaction.js';
 import { exportFields } from '../../pipeline/export/pointers.js';
 import { prepareSnapshot, streamUserRows } from '../../pipeline/export/user-rows.js';
 import { createLogger } from '../../pipeline/log.js';
@@ -225,19 +226,17 @@ async function flatReadRate(db: Pool, count: number): Promise<number> {
   }
 }
 
-/** Users/s of the records statement alone: COPY TO STDOUT, bytes counted and dropped. */
+/**
+ * Users/s of the records statement alone: COPY TO STDOUT, bytes counted and dropped, in the
+ * snapshot transaction an export reads in (its settings name the project).
+ */
 async function recordsStatementRate(db: Pool, count: number): Promise<number> {
-  const client = await db.connect();
-  try {
+  return withSnapshot(db, async (client) => {
     await prepareSnapshot(client, BENCH_PROJECT);
     const started = process.hrtime.bigint();
     await drain(streamUserRows(client));
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    await client.query('COMMIT');
-    return count / seconds;
-  } finally {
-    client.release();
-  }
+    return count / (Number(process.hrtime.bigint() - started) / 1e9);
+  });
 }
 
 /** Reads a COPY out to its end, counting and dropping its bytes; throws if it wrote nothing. */
