@@ -202,6 +202,16 @@ describe('db/tasks: leases, attempts and their fences', () => {
       expect(must(await claim('bound-d2', 'worker-a', LEASE_MS, 2)).id).to.equal('bound-d2');
     });
 
+    it('relays the first message of a task a freed slot claimed before it as a request, not as offered again', async () => {
+      await newTask('pulled-1', 'clock_timestamp()', 'pulled');
+      expect(must(await claim(null, 'worker-a')).id).to.equal('pulled-1');
+      const [first] = await relayed();
+      expect(first, 'a replay reads it as the request it is').to.include({
+        task_id: 'pulled-1',
+        again: false,
+      });
+    });
+
     it('offers again a passed-over task nothing would wake: its project under the bound, claiming nothing', async () => {
       await db().query(`INSERT INTO projects (id, domain, document, running_tasks_limit)
                         VALUES ('passed', 'passed.bound.test', 'sealed', 1)`);
