@@ -24,6 +24,8 @@ export type ConfigDocument = FromSchema<typeof configSchema, { references: [type
 export type ProjectConfigDocument = ConfigDocument['project'];
 export type TaskMessage = FromSchema<typeof taskMessageSchema>;
 export type TaskKind = TaskMessage['kind'];
+/** Every kind of task, as the bus message names them. */
+export const TASK_KINDS: readonly TaskKind[] = taskMessageSchema.properties.kind.enum;
 export type ExportRequest = FromSchema<typeof exportRequestSchema>;
 export type ExportFormat = ExportRequest['format'];
 export type ImportRequest = FromSchema<typeof importRequestSchema>;

@@ -1,8 +1,6 @@
 import type { BusMessage } from '../../../schemas/bus-message.js';
-import type { TaskKind } from '../../../schemas/index.js';
+import { TASK_KINDS, type TaskKind } from '../../../schemas/index.js';
 import type { PoolClient, Queryable } from '../pool.js';
-
-const TASK_KINDS: readonly TaskKind[] = ['import', 'export'];
 
 /**
  * Takes up to `limit` unpublished messages of the outbox for the caller's transaction: marked
