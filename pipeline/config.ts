@@ -115,6 +115,12 @@ export interface ServiceConfig {
   readonly taskRetentionSeconds: number;
   /** How long the import log keeps each request (the reach of a replay). */
   readonly importLogRetentionSeconds: number;
+  /** File imports: an upload URL's life, the largest file, how long a sealed copy is kept. */
+  readonly importFiles: {
+    readonly uploadSeconds: number;
+    readonly maxBytes: number;
+    readonly retentionSeconds: number;
+  };
   /** How long a worker's claim on a task lasts unless renewed. */
   readonly taskLeaseSeconds: number;
   /** A task whose lease lapsed this many times ends TaskExpired. */
@@ -226,6 +232,9 @@ const ENV_KEYS = {
   KAFKA_MIN_INSYNC_REPLICAS: 'kafka_min_insync_replicas',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
   IMPORT_LOG_RETENTION_SECONDS: 'import_log_retention_seconds',
+  IMPORT_UPLOAD_SECONDS: 'import_upload_seconds',
+  IMPORT_FILE_MAX_BYTES: 'import_file_max_bytes',
+  IMPORT_FILE_RETENTION_SECONDS: 'import_file_retention_seconds',
   TASK_LEASE_SECONDS: 'task_lease_seconds',
   TASK_MAX_LAPSES: 'task_max_lapses',
   TASK_STALL_SECONDS: 'task_stall_seconds',
@@ -513,6 +522,11 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
     },
     taskRetentionSeconds: doc.task_retention_seconds,
     importLogRetentionSeconds: doc.import_log_retention_seconds,
+    importFiles: {
+      uploadSeconds: doc.import_upload_seconds,
+      maxBytes: doc.import_file_max_bytes,
+      retentionSeconds: doc.import_file_retention_seconds,
+    },
     taskLeaseSeconds: doc.task_lease_seconds,
     taskMaxLapses: doc.task_max_lapses,
     taskStallSeconds: doc.task_stall_seconds,

@@ -80,6 +80,8 @@ export function envelopeError(err: ApiError): Record<string, unknown> {
 export const ENGINE_FAULTS = {
   /** An export task reached a worker that has no blob storage (export is disabled there). */
   ExportStorageMissing: { transient: false, reason: 'UserExportDisabled' },
+  /** A file import reached a worker that has no blob storage. */
+  ImportStorageMissing: { transient: false, reason: 'ImportFilesDisabled' },
   /** A records row of the export statement that the assembler does not know: a bug, certain to repeat. */
   RecordsRowUnexpected: { transient: false },
   /** A split export's snapshot id that is not one pg_export_snapshot() returns. */

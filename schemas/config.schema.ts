@@ -74,6 +74,12 @@ export const configSchema = {
     // How long the import log (the import topic, or the embedded queue) keeps each request: the
     // reach of a replay (7 days).
     import_log_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
+    // File imports (docs/file-imports.md): how long an upload URL may be written to (a day); the
+    // largest file an import takes (100 GiB); how long the sealed copy of an imported file is kept
+    // for a replay (7 days).
+    import_upload_seconds: { type: 'integer', minimum: 60, maximum: 604800, default: 86400 },
+    import_file_max_bytes: { type: 'integer', minimum: 1, default: 107374182400 },
+    import_file_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
     // A worker's claim on a task lasts this long unless renewed (it renews twice a second); a
     // worker that died is noticed this long after its last renewal, and its task offered again.
     task_lease_seconds: { type: 'integer', minimum: 2, maximum: 600, default: 6 },

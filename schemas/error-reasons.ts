@@ -36,6 +36,15 @@ export const ERROR_REASONS = {
     doc: 'Two CSV columns of an export request have the same field name; `info.field_names` lists them.',
   },
   TaskAlreadyCompleted: { name: 'Invalid', doc: 'A cancel of an export that has already completed.' },
+  ImportUploadExpired: {
+    name: 'Invalid',
+    doc: 'An import naming an upload whose URL expired (IMPORT_UPLOAD_SECONDS) before an import named it.',
+  },
+  ImportUploadTaken: { name: 'Invalid', doc: 'An import naming an upload another import already reads.' },
+  ImportUploadEmpty: {
+    name: 'Invalid',
+    doc: 'An import naming an upload to which no file was written (committed).',
+  },
   GetUsersInvalidArgument: {
     name: 'Invalid',
     doc: 'A lookup argument that is not a login id key, standard attribute or value the lookup takes.',
@@ -80,6 +89,10 @@ export const ERROR_REASONS = {
     doc: 'An export with `include_password_hashes` in a project that does not allow it.',
   },
   NotFound: { name: 'NotFound', doc: 'A path no endpoint answers.' },
+  ImportUploadNotFound: {
+    name: 'NotFound',
+    doc: "No upload of that id in this project (another project's, or one swept after it expired unused).",
+  },
   TaskNotFound: {
     name: 'NotFound',
     doc: "No task of that id in this project, or one past its retention, or another project's.",
@@ -98,6 +111,10 @@ export const ERROR_REASONS = {
     doc: 'An import record naming groups the project lacks; `info.keys`.',
   },
   RequestEntityTooLarge: { name: 'RequestEntityTooLarge', doc: 'A request body over its byte limit.' },
+  ImportFileTooLarge: {
+    name: 'RequestEntityTooLarge',
+    doc: 'An uploaded file larger than IMPORT_FILE_MAX_BYTES (`info.bytes`, `info.limit`).',
+  },
   IdempotencyKeyReused: {
     name: 'UnprocessableEntity',
     doc: 'An Idempotency-Key sent before with another request body.',
@@ -119,6 +136,10 @@ export const ERROR_REASONS = {
     doc: 'A fault of the service itself; its detail is in the log only.',
   },
   UserExportDisabled: { name: 'InternalError', doc: 'An export asked of a service with no blob storage.' },
+  ImportFilesDisabled: {
+    name: 'InternalError',
+    doc: 'An upload or a file import asked of a service with no blob storage.',
+  },
   TaskNotRecorded: { name: 'InternalError', doc: 'A task the database neither recorded nor found.' },
   TaskExpired: {
     name: 'InternalError',

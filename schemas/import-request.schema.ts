@@ -1,19 +1,52 @@
 /**
- * The body of POST /_api/admin/users/import (decisions 2.4). Only the request's shape is checked here;
- * each record is checked by the worker against import-record.schema, so a bad record fails alone.
+ * A file in blob storage an import reads instead of `records` (docs/file-imports.md): an upload of
+ * the project's (POST /_api/admin/users/import/uploads), its format, its compression (gzip is
+ * also recognised by its first bytes) and, for a CSV, which record member each column fills.
+ */
+export const importFileMembers = {
+  source: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['upload_id'],
+    properties: { upload_id: { type: 'string', pattern: '^upload_[A-Z2-7]{32}$' } },
+  },
+  format: { enum: ['ndjson', 'json', 'csv'] },
+  compression: { enum: ['gzip', 'none'] },
+  csv: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['columns'],
+    properties: {
+      /** Column header -> record member (`address.locality`); `""` leaves the column out. */
+      columns: {
+        type: 'object',
+        maxProperties: 1000,
+        propertyNames: { maxLength: 256 },
+        additionalProperties: { type: 'string', maxLength: 256 },
+      },
+    },
+  },
+} as const;
+
+/**
+ * The body of POST /_api/admin/users/import (decisions 2.4): `records`, or a file (importFileMembers).
+ * Only the request's shape is checked here; each record is checked by the worker against
+ * import-record.schema, so a bad record fails alone.
  */
 export const importRequestSchema = {
   $id: 'import-request',
   type: 'object',
   additionalProperties: false,
-  required: ['identifier', 'records'],
+  required: ['identifier'],
   properties: {
     upsert: { type: 'boolean', default: false },
     /** Validate and plan the records against the current data; write nothing but the details. */
     dry_run: { type: 'boolean' },
     identifier: { enum: ['preferred_username', 'email', 'phone_number'] },
     records: { type: 'array', minItems: 1, items: { type: 'object' } },
+    ...importFileMembers,
   },
+  dependentRequired: { source: ['format'], format: ['source'], compression: ['source'], csv: ['source'] },
 } as const;
 
 /** The outcomes of an import's records, as details and summaries name them; `would_` ones are a dry run's. */

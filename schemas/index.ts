@@ -6,7 +6,11 @@ import { exportRequestSchema } from './export-request.schema.js';
 import { importRecordSchema, passwordTypes } from './import-record.schema.js';
 import { type ImportOutcome, importOutcomes, importRequestSchema } from './import-request.schema.js';
 import { taskMessageSchema } from './task-message.schema.js';
-import { exportTaskOptionsSchema, importTaskOptionsSchema } from './task-options.schema.js';
+import {
+  exportTaskOptionsSchema,
+  importFileSourceSchema,
+  importTaskOptionsSchema,
+} from './task-options.schema.js';
 
 export {
   configSchema,
@@ -37,6 +41,10 @@ export type PasswordType = (typeof passwordTypes)[number];
 export type ExportTaskOptions = FromSchema<typeof exportTaskOptionsSchema>;
 /** The settings an import task row keeps. */
 export type ImportTaskOptions = FromSchema<typeof importTaskOptionsSchema>;
+/** How a file import reads its upload (`import_files.source`). */
+export type ImportFileSource = FromSchema<typeof importFileSourceSchema>;
+/** The kinds of file an import reads. */
+export type ImportFileFormat = ImportFileSource['format'];
 
 /** One place-value pair of a schema failure, as docs/decisions.md names them: location, kind, details. */
 export interface SchemaCause {
@@ -111,3 +119,6 @@ export const validateExportTaskOptions = contractAjv.compile<ExportTaskOptions>(
 
 /** Validates the settings an import task row keeps, as its worker reads them back. */
 export const validateImportTaskOptions = contractAjv.compile<ImportTaskOptions>(importTaskOptionsSchema);
+
+/** Validates how a file import reads its upload, as its worker reads it back. */
+export const validateImportFileSource = contractAjv.compile<ImportFileSource>(importFileSourceSchema);

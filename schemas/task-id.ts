@@ -5,10 +5,18 @@ const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
 /** `userimport_` / `userexport_` and 32 base32 characters (160 bits) from the system's CSPRNG. */
 export function newTaskId(kind: TaskKind): string {
-  const bytes = randomBytes(32);
+  return `user${kind}_${randomBase32()}`;
+}
+
+/** `upload_` and 32 base32 characters: the id of an import's upload. */
+export function newUploadId(): string {
+  return `upload_${randomBase32()}`;
+}
+
+function randomBase32(): string {
   let id = '';
-  for (const byte of bytes) id += BASE32[byte & 31];
-  return `user${kind}_${id}`;
+  for (const byte of randomBytes(32)) id += BASE32[byte & 31];
+  return id;
 }
 
 /** Whether a string has the shape of a task id of this kind (before any database lookup). */

@@ -1,11 +1,12 @@
-import { importRequestSchema } from './import-request.schema.js';
+import { importFileMembers, importRequestSchema } from './import-request.schema.js';
 
 /**
- * The message of the task bus: which task has work to do, and for an import the whole request, so
- * that the import topic is the durable log of imports (a replay reads it back). The records' secret
- * members are sealed as one list (docs/decisions.md, Tasks); each record is checked by the worker. Keyed by task id
- * on Kafka. An import's text carries `request.records` as lines after the rest of the message
- * (`pipeline/bus/task-message.ts`); this schema checks the message with its records put back.
+ * The message of the task bus: which task has work to do, and for an import the whole request (its
+ * records, or the file it reads), so that the import topic is the durable log of imports (a replay
+ * reads it back). The records' secret members are sealed as one list (docs/decisions.md, Tasks);
+ * each record is checked by the worker. Keyed by task id on Kafka. An import's text carries
+ * `request.records` as lines after the rest of the message (`pipeline/bus/task-message.ts`); this
+ * schema checks the message with its records put back.
  */
 export const taskMessageSchema = {
   $id: 'task-message',
@@ -25,7 +26,7 @@ export const taskMessageSchema = {
     request: {
       type: 'object',
       additionalProperties: false,
-      required: ['identifier', 'upsert', 'records'],
+      required: ['identifier', 'upsert'],
       properties: {
         identifier: importRequestSchema.properties.identifier,
         upsert: { type: 'boolean' },
@@ -33,7 +34,10 @@ export const taskMessageSchema = {
         /** The records' secrets, sealed as one list; each secret member of a record is its position. */
         secrets: { type: 'string', minLength: 1 },
         records: importRequestSchema.properties.records,
+        /** A file import's file: its upload, and how it is read. */
+        ...importFileMembers,
       },
+      dependentRequired: { source: ['format'] },
     },
   },
   if: { properties: { kind: { const: 'import' } } },

@@ -1,5 +1,5 @@
 import { exportRequestSchema } from './export-request.schema.js';
-import { importRequestSchema } from './import-request.schema.js';
+import { importFileMembers, importRequestSchema } from './import-request.schema.js';
 
 // The settings a task row keeps (`tasks.options`), written when the task is accepted and read back
 // through these schemas by the worker that runs it. Their members are named as the request's are.
@@ -45,5 +45,24 @@ export const importTaskOptionsSchema = {
     identifier: importRequestSchema.properties.identifier,
     upsert: { type: 'boolean' },
     dry_run: { type: 'boolean' },
+  },
+} as const;
+
+/**
+ * How a file import reads its upload (`import_files.source`), fixed when the import is accepted:
+ * the format, the compression (named, or found by the file's first bytes), a CSV's columns, the
+ * upload's size and the snapshot of it the import reads (a later write to the upload changes nothing).
+ */
+export const importFileSourceSchema = {
+  $id: 'import-file-source',
+  type: 'object',
+  additionalProperties: false,
+  required: ['format', 'compression', 'bytes', 'snapshot'],
+  properties: {
+    format: importFileMembers.format,
+    compression: importFileMembers.compression,
+    columns: importFileMembers.csv.properties.columns,
+    bytes: { type: 'integer', minimum: 0 },
+    snapshot: { type: 'string', minLength: 1 },
   },
 } as const;

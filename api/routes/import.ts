@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { KEY_OF_ATTRIBUTE } from '../../pipeline/identity/login-id-attributes.js';
 import type { DetailsPage, ImportService } from '../../pipeline/services/import-service.js';
 import type { TaskRow } from '../../pipeline/services/task-requests.js';
-import { importOutcomes, validateImportRequest } from '../../schemas/index.js';
+import { type ImportRequest, importOutcomes, validateImportRequest } from '../../schemas/index.js';
 import { isTaskId } from '../../schemas/task-id.js';
 import { ImportRequestError } from '../errors.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
@@ -36,6 +36,8 @@ export function importRoutes(admin: readonly Middleware[]): Router {
       );
       throw new ImportRequestError(400, problems.join('; '));
     }
+    const problem = sourceProblem(request);
+    if (problem) throw new ImportRequestError(400, problem);
     if (!config.project.loginIdKeys.has(KEY_OF_ATTRIBUTE[request.identifier])) {
       throw new ImportRequestError(
         400,
@@ -48,6 +50,13 @@ export function importRoutes(admin: readonly Middleware[]): Router {
       requestedBy: requestedBy(ctx),
     });
     ctx.body = createdTask(task);
+  });
+
+  // An upload for a file import (docs/file-imports.md): a write-only URL of one blob, which an
+  // import then names as its `source`. No body.
+  router.post('/_api/admin/users/import/uploads', requireHttps, ...admin, async (ctx) => {
+    const { imports } = scopeOf(ctx);
+    ctx.body = await imports.newUpload();
   });
 
   router.get('/_api/admin/users/import', requireHttps, ...admin, boundedReads, async (ctx) => {
@@ -75,6 +84,14 @@ export function importRoutes(admin: readonly Middleware[]): Router {
   });
 
   return router;
+}
+
+/** Why a request names its records wrongly: records or a file, one of them, and `csv` for a CSV only. */
+function sourceProblem(request: ImportRequest): string | undefined {
+  if (request.records && request.source) return '/: records and source exclude each other';
+  if (!request.records && !request.source) return "/: must have required property 'records' or 'source'";
+  if (request.csv && request.format !== 'csv') return '/csv: only with format csv';
+  return undefined;
 }
 
 /** The largest page of details one status read returns. */

@@ -18,6 +18,9 @@ const DISCARD_LOOK_MS = 1_000;
 const UPLOAD_BLOCK_BYTES = 2 * 1024 * 1024;
 const UPLOAD_CONCURRENCY = 2;
 
+/** How many times a read whose connection broke midway is taken up again from where it broke. */
+const READ_RETRIES = 20;
+
 /**
  * Each request is retried a few times, quickly, for a blip; a longer outage fails the upload and the
  * task runner starts the export again with its own, longer backoff (TASK_RETRY_SECONDS).
@@ -33,8 +36,9 @@ export interface BlobHeaders {
 }
 
 /**
- * The export files' container in Azure Blob Storage (or Azurite): streamed uploads, read-only
- * signed URLs for one blob, deletion. Nothing here touches the local disk.
+ * The service's container in Azure Blob Storage (or Azurite): streamed uploads, signed URLs of one
+ * blob (read-only for a download, create-and-write for an import's upload), snapshots, ranged
+ * reads, deletion. Nothing here touches the local disk.
  */
 export class BlobStorage {
   private containerReady: Promise<unknown> | undefined;
@@ -189,13 +193,66 @@ export class BlobStorage {
     return `${blob.url}?${sas.toString()}`;
   }
 
-  /** The blob's content, as a stream. */
-  async read(name: string, signal?: AbortSignal): Promise<Readable> {
-    const { readableStreamBody } = await this.container
-      .getBlobClient(name)
-      .download(0, undefined, signal ? { abortSignal: signal } : {});
+  /**
+   * A URL through which a client may create this one blob and write it, in blocks or at once, and
+   * nothing else (no read, no list, no delete), for `seconds` from now.
+   */
+  writeUrl(name: string, seconds: number): string {
+    const blob = this.container.getBlobClient(name);
+    const sas = generateBlobSASQueryParameters(
+      {
+        containerName: this.container.containerName,
+        blobName: name,
+        permissions: BlobSASPermissions.parse('cw'),
+        expiresOn: new Date(Date.now() + seconds * 1000),
+      },
+      this.credential,
+    );
+    return `${blob.url}?${sas.toString()}`;
+  }
+
+  /**
+   * Takes a read-only snapshot of the blob as it is now, and its size; undefined when there is no
+   * such blob (nothing committed yet). A later write to the blob leaves the snapshot as it was.
+   */
+  async snapshot(name: string): Promise<{ snapshot: string; bytes: number } | undefined> {
+    const blob = this.container.getBlobClient(name);
+    try {
+      const { snapshot } = await blob.createSnapshot();
+      if (!snapshot) throw serviceUnavailable('blob storage');
+      const properties = await blob.withSnapshot(snapshot).getProperties();
+      return { snapshot, bytes: properties.contentLength ?? 0 };
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * The blob's content, as a stream: `count` bytes (else all) from byte `offset` on (a ranged
+   * read), of one snapshot of it when named. A connection broken midway is read on from where it broke.
+   */
+  async read(
+    name: string,
+    signal?: AbortSignal,
+    { offset = 0, count, snapshot }: { offset?: number; count?: number; snapshot?: string } = {},
+  ): Promise<Readable> {
+    const blob = this.container.getBlobClient(name);
+    const { readableStreamBody } = await (snapshot ? blob.withSnapshot(snapshot) : blob).download(
+      offset,
+      count,
+      { maxRetryRequests: READ_RETRIES, ...(signal ? { abortSignal: signal } : {}) },
+    );
     if (!readableStreamBody) throw serviceUnavailable('blob storage');
     return readableStreamBody as Readable;
+  }
+
+  /** Stages one block of a block blob, not yet part of its content (commitBlocks makes it so). */
+  async stageBlock(name: string, id: string, block: Buffer, signal?: AbortSignal): Promise<void> {
+    await this.ensureContainer();
+    await this.container
+      .getBlockBlobClient(name)
+      .stageBlock(id, block, block.length, signal ? { abortSignal: signal } : {});
   }
 
   /** Sets the blob's metadata (name-value pairs), in place of what it had. */
@@ -203,9 +260,9 @@ export class BlobStorage {
     await this.container.getBlobClient(name).setMetadata(metadata);
   }
 
-  /** Deletes the blob if it exists. */
+  /** Deletes the blob, with any snapshot of it, if it exists. */
   async delete(name: string): Promise<void> {
-    await this.container.getBlobClient(name).deleteIfExists();
+    await this.container.getBlobClient(name).deleteIfExists({ deleteSnapshots: 'include' });
   }
 
   /** Names of the committed blobs created before `cutoff`. */

@@ -61,3 +61,13 @@ export function taskFileHeaders(
     contentDisposition: `attachment; filename="${fileName}"`,
   };
 }
+
+/** The blob a client uploads a file for an import to: `<project>/uploads/<upload id>`. */
+export function uploadBlobName(projectId: string, uploadId: string): string {
+  return `${projectPrefix(projectId)}uploads/${uploadId}`;
+}
+
+/** The sealed copy of the file an import task took in: `<project>/imports/<task id>.sealed`. */
+export function sealedFileName(projectId: string, taskId: string): string {
+  return `${projectPrefix(projectId)}imports/${taskId}.sealed`;
+}

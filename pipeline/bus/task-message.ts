@@ -33,7 +33,12 @@ export interface LoggedImport {
     readonly dry_run?: boolean;
     /** The sealed list of the records' secrets, written before the records (the worker opens it first). */
     readonly secrets?: string;
-    readonly records: readonly unknown[];
+    /** The records, or (a file import) none: the file named by the request's `source` holds them. */
+    readonly records?: readonly unknown[];
+    readonly source?: { readonly upload_id: string };
+    readonly format?: string;
+    readonly compression?: string;
+    readonly csv?: { readonly columns: Readonly<Record<string, string>> };
   };
 }
 
@@ -45,7 +50,7 @@ export interface LoggedImport {
 export function importMessage(taskId: string, logged: LoggedImport): string {
   const { records, ...request } = logged.request;
   const lines = [JSON.stringify({ task_id: taskId, kind: 'import', ...logged, request })];
-  for (const record of records) lines.push(JSON.stringify(record));
+  for (const record of records ?? []) lines.push(JSON.stringify(record));
   return lines.join('\n');
 }
 
@@ -63,7 +68,10 @@ export function parseTaskMessage(body: string): TaskMessage | undefined {
       if (lines.length > 0) return undefined;
     } else {
       if (typeof request !== 'object' || request === null || 'records' in request) return undefined;
-      (request as { records?: unknown }).records = lines.map((line) => JSON.parse(line));
+      // A file import's records are in its file, not its message.
+      if ('source' in request) {
+        if (lines.length > 0) return undefined;
+      } else (request as { records?: unknown }).records = lines.map((line) => JSON.parse(line));
     }
   } catch {
     return undefined;

@@ -3,10 +3,20 @@ import { newTaskId } from '../../schemas/task-id.js';
 import { importMessage } from '../bus/task-message.js';
 import type { IdempotencyKey, NewTask, RequestedBy } from '../db/tasks/admission.js';
 
-/** An import request to run as a task: its records' secret members already sealed. */
+/** What a file import's message says of its file (the request's members, as sent). */
+export interface ImportFileRequest {
+  readonly source: { readonly upload_id: string };
+  readonly format: string;
+  readonly compression?: string;
+  readonly csv?: { readonly columns: Readonly<Record<string, string>> };
+}
+
+/** An import request to run as a task: its records' secret members already sealed, or its file. */
 export interface SealedImport extends ImportTaskOptions {
   readonly project: string;
-  readonly records: readonly unknown[];
+  readonly records?: readonly unknown[];
+  /** A file import: the file it reads instead of records. */
+  readonly file?: ImportFileRequest;
   /** The sealed list of the records' secrets (SealedRecords). */
   readonly secrets?: string | undefined;
   /** The import task whose logged message this one replays. */
@@ -37,11 +47,13 @@ export function importTask(request: SealedImport): NewTask {
       request: {
         ...options,
         ...(request.secrets ? { secrets: request.secrets } : {}),
-        records: request.records,
+        ...(request.records ? { records: request.records } : {}),
+        ...request.file,
       },
     }),
     options: { ...options },
-    total: request.records.length,
+    // A file's records are counted as its task takes it in.
+    total: request.records?.length ?? 0,
     ...(request.replayOf ? { replayOf: request.replayOf } : {}),
     ...(request.idempotency ? { idempotency: request.idempotency } : {}),
     ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),

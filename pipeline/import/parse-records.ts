@@ -5,10 +5,12 @@ import { EngineError } from '../errors.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { mapSecretMembers } from './secret-members.js';
 
-/** One record of an import request, with its zero-based position in `records`. */
+/** One record of an import request, with its zero-based position in `records` (or its file). */
 export interface IndexedRecord {
   readonly index: number;
   readonly raw: unknown;
+  /** Why a record of a file could not be read (it fails alone); its `raw` is then null. */
+  readonly problem?: string;
 }
 
 /**

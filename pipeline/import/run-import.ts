@@ -1,15 +1,19 @@
-import { Writable } from 'node:stream';
+import { type Duplex, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import type { ServiceConfig } from '../config.js';
+import { findTaskFile, framesFrom, type ImportFileRow } from '../db/import-files.js';
 import type { Pool } from '../db/pool.js';
 import { completeImport } from '../db/tasks/endings.js';
+import { EngineError } from '../errors.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { importTaskOptions } from '../tasks/task-options.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { type ApplyTarget, applyBatch, committedTarget } from './apply-batch.js';
 import { batchRecords } from './batch-records.js';
 import { dryRun } from './dry-run.js';
+import { type FramesRead, frameRecords } from './file-frames.js';
+import { takeInFile } from './file-intake.js';
 import type { ImportOptions } from './import-batch.js';
 import { importedUserIds } from './imported-user-id.js';
 import { recordStages } from './parse-records.js';
@@ -18,8 +22,9 @@ import type { PreparedRecord } from './validate-record.js';
 import { markRepeatedIdentifiers, recordValidator, validateRecords } from './validate-record.js';
 
 /**
- * Runs (or resumes) an import task: the records of its message (secrets opened) -> validation ->
- * batches -> one transaction each (a dry run: one savepoint each) -> results file -> summary.
+ * Runs (or resumes) an import task: the records of its message (secrets opened), or of its file
+ * (taken in first: file-intake.ts) -> validation -> batches -> one transaction each (a dry run: one
+ * savepoint each) -> results file -> summary.
  * Records an earlier attempt applied are skipped, so running it again is harmless; every batch is
  * fenced by the attempt (an attempt that lost the task writes nothing).
  */
@@ -43,11 +48,32 @@ export async function runImport(
     userIdOf: importedUserIds(task.replay_of ?? task.id),
     replayed: task.replay_of !== null,
   };
-  const apply = (target: ApplyTarget) =>
+  const file = await findTaskFile(pool, config.project.id, task.id);
+  if (file) {
+    if (!blobs) throw new EngineError('ImportStorageMissing', 'a file import needs blob storage');
+    await takeInFile(
+      {
+        pool,
+        blobs,
+        box: secrets,
+        run,
+        frameRecords: config.importBatchSize,
+        retentionSeconds: config.importFiles.retentionSeconds,
+      },
+      file,
+    );
+  }
+  const records = async (): Promise<(Readable | Duplex)[]> =>
+    file && blobs
+      ? [await fileRecords(pool, blobs, secrets, file, run), validateRecords(options.validate)]
+      : [
+          ...recordStages(message, secrets),
+          validateRecords(options.validate),
+          markRepeatedIdentifiers(options.identifier),
+        ];
+  const apply = async (target: ApplyTarget) =>
     pipeline([
-      ...recordStages(message, secrets),
-      validateRecords(options.validate),
-      markRepeatedIdentifiers(options.identifier),
+      ...(await records()),
       batchRecords(config.importBatchSize, task.progress_processed),
       new Writable({
         objectMode: true,
@@ -69,4 +95,29 @@ export async function runImport(
   // Without blob storage (export switched off) the details alone tell the outcomes.
   const results = blobs ? await writeResultsFile(pool, blobs, run) : undefined;
   await completeImport(pool, task, results);
+}
+
+/**
+ * The records of a file import's sealed copy from the task's resume point on: one ranged read from
+ * the frame that holds it (file-frames.ts), in file order. The identifiers a file repeats are not
+ * marked: that would hold every identifier of the file, and its records apply in file order anyway.
+ */
+async function fileRecords(
+  pool: Pool,
+  blobs: BlobStorage,
+  secrets: SecretBox,
+  taken: ImportFileRow,
+  run: TaskRun,
+): Promise<Readable> {
+  const file = (await findTaskFile(pool, taken.project_id, run.task.id)) ?? taken;
+  const from = run.task.progress_processed;
+  const frames = await framesFrom(pool, file, from);
+  const read: FramesRead = { sealedStart: frames[0]?.sealed_start ?? 0, reread: 0 };
+  run.log.info({ from, sealed_start: read.sealedStart, frames: frames.length }, 'reading the file');
+  const records = Readable.from(frameRecords(blobs, secrets, file, frames, from, read, run.signal), {
+    objectMode: true,
+    highWaterMark: 64,
+  });
+  records.once('end', () => run.log.info({ reread: read.reread }, 'file read'));
+  return records;
 }

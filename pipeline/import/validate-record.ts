@@ -127,11 +127,12 @@ export interface PreparedRecord {
  * that throws on what the schema let through fails that record alone, as one the service cannot
  * read: no record's content can end its task, still less its process.
  */
-export function prepareRecord(
-  record: { readonly index: number; readonly raw: unknown },
-  validate: RecordValidator,
-): PreparedRecord {
+export function prepareRecord(record: IndexedRecord, validate: RecordValidator): PreparedRecord {
   let checked: ReturnType<RecordValidator>;
+  if (record.problem !== undefined) {
+    const cause = { location: '', kind: 'unreadable', details: { message: record.problem } };
+    return { index: record.index, raw: record.raw, checked: { ok: false, error: validationFailed([cause]) } };
+  }
   try {
     checked = validate(record.raw);
   } catch {

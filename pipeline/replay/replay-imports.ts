@@ -115,19 +115,22 @@ export async function replayImports(
   async function replayOne(message: LoggedMessage): Promise<void> {
     const logged = parseTaskMessage(message.body);
     const usable =
-      !message.again && logged?.kind === 'import' && logged.request && logged.project_id === target.project;
+      !message.again &&
+      logged?.kind === 'import' &&
+      logged.request?.records !== undefined &&
+      logged.project_id === target.project;
     const upsert = request.upsert ?? logged?.request?.upsert ?? false;
     const seen: ReplayedImport = {
       partition: message.partition,
       offset: message.offset,
       logged_at: message.timestamp,
       replay_of: logged?.task_id ?? '',
-      records: logged?.request?.records.length ?? 0,
+      records: logged?.request?.records?.length ?? 0,
       upsert,
       ...(usable ? {} : { skipped: skipReason(message, logged) }),
     };
     counts.messages++;
-    if (request.dryRun || !logged?.request || !usable) {
+    if (request.dryRun || !logged?.request?.records || !usable) {
       if (!usable) counts.skipped++;
       else {
         counts.tasks++; // would be made
@@ -137,7 +140,7 @@ export async function replayImports(
       events.onProgress?.(progress());
       return;
     }
-    const loggedRequest = logged.request;
+    const loggedRequest = { ...logged.request, records: logged.request.records };
     const made = await withTransaction(pool, async (client) => {
       const position = await lockReplay(client, replayId);
       if (BigInt(message.offset) < BigInt(position[message.partition] ?? '0')) return undefined; // done before
@@ -177,6 +180,7 @@ export async function replayImports(
 /** Why a logged message makes no task. */
 function skipReason(message: LoggedMessage, logged: ReturnType<typeof parseTaskMessage>): string {
   if (message.again) return 'a task offered again to the workers, not a new request';
+  if (logged?.request?.source) return 'a file import (its file is not replayed yet)';
   return logged ? 'another project, or not an import' : 'not a task message';
 }
 

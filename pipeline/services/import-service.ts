@@ -1,15 +1,24 @@
 import type { Readable } from 'node:stream';
 import type { ImportRequest } from '../../schemas/index.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
+import { sealedFileName } from '../blob/task-files.js';
 import type { ServiceConfig } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { listTasks, type TaskKey, type TaskListPage } from '../db/tasks/task-lists.js';
 import { findTask, type TaskRow } from '../db/tasks/task-rows.js';
+import { withTransaction } from '../db/transaction.js';
 import { ApiError } from '../errors.js';
+import {
+  type FileImportRequest,
+  type NewUpload,
+  newUpload,
+  takeUploadFor,
+  uploadSource,
+} from '../import/file-uploads.js';
 import { type DetailsPage, type FoundDetails, findImportDetails } from '../import/import-details.js';
 import { importTask } from '../import/import-tasks.js';
 import { sealRecords } from '../import/parse-records.js';
-import { admitTask } from '../tasks/admit-task.js';
+import { admitIn, admitTask } from '../tasks/admit-task.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import type { TaskRequest } from './task-requests.js';
 
@@ -22,6 +31,8 @@ export interface ImportService {
    * the task an earlier request with the same Idempotency-Key made, if there was one.
    */
   start(request: ImportRequest, from: TaskRequest): Promise<TaskRow>;
+  /** A new upload for a file import (ImportFilesDisabled without blob storage). */
+  newUpload(): Promise<NewUpload>;
   /** The project's import task (TaskNotFound when there is none, or it is past retention). */
   find(id: string): Promise<TaskRow>;
   /** A page of the project's import tasks, newest first, and the key after its last when more follow. */
@@ -51,24 +62,51 @@ export function importService({
   blobs,
   taskCreated,
 }: ImportServiceDependencies): ImportService {
+  const storage = () => {
+    if (!blobs)
+      throw new ApiError('ImportFilesDisabled', 'file imports need blob storage, which is not configured');
+    return blobs;
+  };
   return {
     async start(request, from) {
-      const task = await admitTask(
-        pool,
-        importTask({
-          ...(from.idempotency ? { idempotency: from.idempotency } : {}),
-          requestedBy: from.requestedBy,
-          project: config.project.id,
-          identifier: request.identifier,
-          upsert: request.upsert ?? false,
-          ...(request.dry_run ? { dry_run: true } : {}),
-          ...sealRecords(request.records, secrets),
-        }),
-        { kind: 'import', pendingRecords: config.importPendingRecordsLimit },
-      );
+      const limits = { kind: 'import', pendingRecords: config.importPendingRecordsLimit } as const;
+      const asked = {
+        ...(from.idempotency ? { idempotency: from.idempotency } : {}),
+        requestedBy: from.requestedBy,
+        project: config.project.id,
+        identifier: request.identifier,
+        upsert: request.upsert ?? false,
+        ...(request.dry_run ? { dry_run: true } : {}),
+      };
+      let task: TaskRow;
+      if (isFileImport(request)) {
+        const store = storage();
+        const source = await uploadSource(pool, store, config, request);
+        const { source: named, format, compression, csv } = request;
+        const file = {
+          source: named,
+          format,
+          ...(compression ? { compression } : {}),
+          ...(csv ? { csv } : {}),
+        };
+        task = await withTransaction(pool, async (client) => {
+          const row = await admitIn(client, importTask({ ...asked, file }), limits);
+          const sealed = sealedFileName(config.project.id, row.id);
+          await takeUploadFor(client, config.project.id, named.upload_id, row.id, source, sealed);
+          return row;
+        });
+      } else {
+        task = await admitTask(
+          pool,
+          importTask({ ...asked, ...sealRecords(request.records ?? [], secrets) }),
+          limits,
+        );
+      }
       taskCreated();
       return task;
     },
+
+    newUpload: () => newUpload(pool, storage(), config),
 
     async find(id) {
       const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);
@@ -89,4 +127,8 @@ export function importService({
       return blobs.read(task.file_name);
     },
   };
+}
+
+function isFileImport(request: ImportRequest): request is FileImportRequest {
+  return request.source !== undefined && request.format !== undefined;
 }

@@ -1,4 +1,5 @@
 import type { BlobStorage } from '../blob/blob-storage.js';
+import { deleteFile, fileBlobNames, filesToSweep } from '../db/import-files.js';
 import type { Pool } from '../db/pool.js';
 import { findAbandonedTaskBlobs, forgetTaskBlobs, unnamedBlobs } from '../db/task-blobs.js';
 import { deleteTasks, findTasksPastRetention } from '../db/tasks/retention.js';
@@ -63,7 +64,8 @@ const LEGACY = /^([a-z0-9][a-z0-9-]*)-user(?:import|export)_[A-Z2-7]{32}-[^/]*$/
  * attempt whose record was lost with its database, a hand upload), no file of these projects
  * outlives the retention unnamed. Blobs elsewhere in the container (other
  * deployments', other projects') are never touched; names of the projects' files from before the
- * folders (`<project>-<task>-...` at the top) are swept too. Returns the names deleted.
+ * folders (`<project>-<task>-...` at the top) are swept too. The files of file imports are kept for
+ * their own time (sweepImportFiles). Returns the names deleted.
  */
 export async function deleteUnnamedTaskFiles(
   pool: Pool,
@@ -78,8 +80,33 @@ export async function deleteUnnamedTaskFiles(
     const project = FOLDER.exec(name)?.[1] ?? LEGACY.exec(name)?.[1];
     return project !== undefined && projects.has(project);
   });
-  const names = old.length === 0 ? [] : await unnamedBlobs(pool, old);
+  const files = old.length === 0 ? new Set<string>() : await fileBlobNames(pool, old);
+  const names =
+    old.length === 0
+      ? []
+      : await unnamedBlobs(
+          pool,
+          old.filter((name) => !files.has(name)),
+        );
   for (const name of names) await blobs.delete(name);
   if (names.length > 0) await forgetTaskBlobs(pool, names);
   return names;
+}
+
+/** How many files of file imports one round sweeps. */
+const IMPORT_FILES_BATCH = 100;
+
+/**
+ * Deletes the files of file imports whose time is over: uploads that no import named before their
+ * URL expired, and sealed copies kept past IMPORT_FILE_RETENTION_SECONDS (with an upload a fault
+ * left behind). Blobs first, then the row, so that a blob is never left unnamed. Returns how many.
+ */
+export async function sweepImportFiles(pool: Pool, blobs: BlobStorage): Promise<number> {
+  const files = await filesToSweep(pool, IMPORT_FILES_BATCH);
+  for (const file of files) {
+    await blobs.delete(file.upload_blob);
+    if (file.sealed_blob) await blobs.delete(file.sealed_blob);
+    await deleteFile(pool, file);
+  }
+  return files.length;
 }

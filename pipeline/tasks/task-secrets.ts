@@ -14,10 +14,18 @@ export interface SecretBox {
   seal(value: unknown): string;
   /** The value a `seal` made; throws if it was not sealed by one of the keys. */
   open(sealed: string): unknown;
+  /** Bytes sealed as bytes (a file's frame): a version byte, the key id, iv, ciphertext, tag. */
+  sealBytes(plain: Buffer): Buffer;
+  /** The bytes a `sealBytes` made; throws if they were not sealed by one of the keys. */
+  openBytes(sealed: Buffer): Buffer;
 }
 
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** The first byte of sealed bytes, and the length of the key id after it. */
+const BYTES_VERSION = 1;
+const KEY_ID_BYTES = 8;
 const KEY_FILE = 'task-secrets.key';
 
 /** The id of a key: the first 16 hex digits of its SHA-256, so nothing needs naming it. */
@@ -52,6 +60,31 @@ export function secretBox(current: Buffer, previous: readonly Buffer[] = []): Se
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       const plain = Buffer.concat([decipher.update(Buffer.from(text, 'base64url')), decipher.final()]);
       return JSON.parse(plain.toString('utf8'));
+    },
+    sealBytes(plain) {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', current, iv);
+      const text = Buffer.concat([cipher.update(plain), cipher.final()]);
+      return Buffer.concat([
+        Buffer.from([BYTES_VERSION]),
+        Buffer.from(currentId, 'hex'),
+        iv,
+        text,
+        cipher.getAuthTag(),
+      ]);
+    },
+    openBytes(sealed) {
+      const head = 1 + KEY_ID_BYTES + IV_BYTES;
+      const key = keys.get(sealed.subarray(1, 1 + KEY_ID_BYTES).toString('hex'));
+      if (sealed[0] !== BYTES_VERSION || !key || sealed.length < head + TAG_BYTES) {
+        throw new EngineError('SealedSecretUnreadable', 'sealed bytes have an unknown format or key');
+      }
+      const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(1 + KEY_ID_BYTES, head));
+      decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+      return Buffer.concat([
+        decipher.update(sealed.subarray(head, sealed.length - TAG_BYTES)),
+        decipher.final(),
+      ]);
     },
   };
 }

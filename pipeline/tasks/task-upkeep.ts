@@ -10,7 +10,12 @@ import { withTransaction } from '../db/transaction.js';
 import { deleteEventsBefore } from '../db/webhook-deliveries.js';
 import type { Logger } from '../log.js';
 import { startRelayLoop } from '../relay-loop.js';
-import { deleteAbandonedTaskFiles, deleteUnnamedTaskFiles, sweepExpiredTasks } from './retention.js';
+import {
+  deleteAbandonedTaskFiles,
+  deleteUnnamedTaskFiles,
+  sweepExpiredTasks,
+  sweepImportFiles,
+} from './retention.js';
 import { refundFailedTasks, TASK_ENDINGS } from './task-failure.js';
 
 /** What keeps every task moving: the outbox relay, the end of abandoned tasks, retention. */
@@ -109,6 +114,9 @@ export function startTaskUpkeep(
         ? await deleteUnnamedTaskFiles(pool, blobs, config.taskRetentionSeconds, projectIds())
         : [];
       if (files.length > 0) log.warn({ files }, 'task files that no task names deleted after retention');
+      const importFiles = blobs ? await sweepImportFiles(pool, blobs) : 0;
+      if (importFiles > 0)
+        log.info({ files: importFiles }, 'unused uploads and imported files past their keep deleted');
       const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);
       if (logged > 0) log.info({ messages: logged }, 'processed queue messages past their keep deleted');
       // An event's deliveries have all ended by its give-up time; their attempts stay readable

@@ -24,10 +24,16 @@ export interface TaskRow {
   readonly replay_of: string | null;
   /** The Idempotency-Key the task was asked for with, if any. */
   readonly idempotency_key: string | null;
+  /** When the task was first started, if it was. */
+  readonly started_at: Date | null;
+  /** A file import: bytes of its upload read as it is taken in, of its size (bigints' text). */
+  readonly source_bytes_read: string | null;
+  readonly source_bytes: string | null;
 }
 
 export const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, error,
-  progress_processed, progress_total, summary, file_name, file_bytes, file_sha256, replay_of, idempotency_key`;
+  progress_processed, progress_total, summary, file_name, file_bytes, file_sha256, replay_of, idempotency_key,
+  started_at, source_bytes_read, source_bytes`;
 
 /**
  * The project's task of this kind, if it exists and is not past retention (even before the sweeper

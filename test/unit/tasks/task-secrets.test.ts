@@ -31,4 +31,16 @@ describe('tasks/task-secrets (AES-256-GCM)', () => {
     expect(() => rotated.open(parts.join('.'))).to.throw();
     expect(() => secretBox(randomBytes(16))).to.throw(ConfigError);
   });
+
+  it('seals bytes (a file frame) that only a box with its key, or a rotated one, opens untampered', () => {
+    const old = randomBytes(32);
+    const plain = Buffer.from('1\t{"email":"a@example.com","password":{"password_hash":"$2b$10$x"}}\n');
+    const sealed = secretBox(old).sealBytes(plain);
+    expect(sealed.toString('latin1')).not.to.include('a@example.com');
+    expect(secretBox(randomBytes(32), [old]).openBytes(sealed)).to.deep.equal(plain);
+    expect(() => secretBox(randomBytes(32)).openBytes(sealed)).to.throw(/unknown format or key/);
+    const tampered = Buffer.from(sealed);
+    tampered[30] = (tampered[30] ?? 0) ^ 1;
+    expect(() => secretBox(old).openBytes(tampered)).to.throw();
+  });
 });

@@ -1,0 +1,102 @@
+import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import type { BlobStorage } from '../blob/blob-storage.js';
+import type { FrameRow, ImportFileRow } from '../db/import-files.js';
+import type { SecretBox } from '../tasks/task-secrets.js';
+import { type FileLine, positionName } from './file-lines.js';
+import type { IndexedRecord } from './parse-records.js';
+
+// The frames of a file import's sealed copy (docs/file-imports.md): each a run of records, one per
+// line as `<position>\t<JSON text>` (or `<position>\t!<why it cannot be read>`), gzipped and
+// sealed on its own, so that a resumed attempt opens the frame of its resume point and no other
+// before it.
+
+const gunzipped = promisify(gunzip);
+
+/** A record of the file as a frame holds it. */
+export function frameLine(line: FileLine): string {
+  return 'text' in line
+    ? `${line.position}\t${line.text}\n`
+    : `${line.position}\t!${line.problem.replace(/\s+/g, ' ')}\n`;
+}
+
+/** What an attempt read of a sealed copy: from which byte, and records read but already applied. */
+export interface FramesRead {
+  readonly sealedStart: number;
+  reread: number;
+}
+
+/**
+ * The records of `frames` (those from the one holding record `from` on, in order), read with one
+ * ranged read of the sealed copy from the first frame's start; the records before `from` are read
+ * and dropped (`read.reread`). A line that is not JSON comes with its problem and fails alone.
+ */
+export async function* frameRecords(
+  blobs: BlobStorage,
+  box: SecretBox,
+  file: ImportFileRow,
+  frames: readonly FrameRow[],
+  from: number,
+  read: FramesRead,
+  signal: AbortSignal,
+): AsyncGenerator<IndexedRecord> {
+  const first = frames[0];
+  const last = frames[frames.length - 1];
+  if (!first || !last || !file.sealed_blob || !file.source) return;
+  const name = positionName(file.source.format);
+  const input = await blobs.read(file.sealed_blob, signal, {
+    offset: first.sealed_start,
+    count: last.sealed_start + last.sealed_bytes - first.sealed_start,
+  });
+  for await (const [frame, sealed] of sealedFrames(input, frames)) {
+    const text = (await gunzipped(box.openBytes(sealed))).toString('utf8');
+    let index = frame.first_record;
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      if (index < from) {
+        index++;
+        read.reread++;
+        continue;
+      }
+      yield recordOf(index++, line, name);
+    }
+  }
+}
+
+/** A frame's line as an import record: its JSON, or its problem (naming its place in the file). */
+function recordOf(index: number, line: string, name: 'line' | 'index'): IndexedRecord {
+  const tab = line.indexOf('\t');
+  const position = line.slice(0, tab);
+  const body = line.slice(tab + 1);
+  if (body.startsWith('!')) return { index, raw: null, problem: `${name} ${position}: ${body.slice(1)}` };
+  try {
+    return { index, raw: JSON.parse(body) };
+  } catch (err) {
+    return { index, raw: null, problem: `${name} ${position}: not JSON: ${(err as Error).message}` };
+  }
+}
+
+/** The sealed bytes of each frame, cut from the stream of them by their recorded sizes. */
+async function* sealedFrames(
+  input: Readable,
+  frames: readonly FrameRow[],
+): AsyncGenerator<[FrameRow, Buffer]> {
+  let at = 0;
+  let pending: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of input as AsyncIterable<Buffer>) {
+    pending.push(chunk);
+    size += chunk.length;
+    let frame = frames[at];
+    while (frame && size >= frame.sealed_bytes) {
+      const whole = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending);
+      yield [frame, whole.subarray(0, frame.sealed_bytes)];
+      const rest = whole.subarray(frame.sealed_bytes);
+      pending = rest.length > 0 ? [rest] : [];
+      size = rest.length;
+      frame = frames[++at];
+    }
+  }
+  if (at < frames.length) throw new Error('the sealed copy of the file ended before its last frame');
+}

@@ -1,0 +1,226 @@
+import { gzipSync } from 'node:zlib';
+import { expect } from 'chai';
+import { useFileImportService } from '../../support/file-imports.js';
+import { passwordHashOf } from '../../support/users.js';
+
+const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
+
+/** `n` ndjson lines of users `user<i>@files.example.com`, each with a name and a password hash. */
+function ndjson(n: number, from = 0): string {
+  let text = '';
+  for (let i = from; i < from + n; i++)
+    text += `${JSON.stringify({ email: `user${i}@files.example.com`, name: `User ${i}`, password: { type: 'bcrypt', password_hash: HASH } })}\n`;
+  return text;
+}
+
+type Detail = {
+  index: number;
+  outcome: string;
+  errors?: { info?: { causes?: { details: { message: string } }[] } }[];
+};
+
+/** The message of a failed detail's first cause. */
+const why = (detail: Detail | undefined) => detail?.errors?.[0]?.info?.causes?.[0]?.details.message ?? '';
+
+/**
+ * An import of a file uploaded to blob storage through a write-only URL (docs/file-imports.md): one
+ * task reads it as a stream, in file order, and applies it in batches; its records rest sealed.
+ */
+describe('file imports', function () {
+  this.timeout(120_000);
+  const service = useFileImportService({ settings: { import_batch_size: 100 } });
+
+  it('applies every record of an ndjson.gz upload and leaves no plain copy in the store', async () => {
+    const id = await service.upload(gzipSync(ndjson(2_500)), 64 * 1024);
+    const task = await service.imports.start({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'ndjson',
+    });
+    const done = await service.imports.waitForCompletion(task);
+    expect(done.summary).to.deep.equal({
+      total: 2500,
+      inserted: 2500,
+      updated: 0,
+      skipped: 0,
+      failed: 0,
+      warnings: 0,
+    });
+    expect(await passwordHashOf(service.db(), 'user2499@files.example.com')).to.equal(HASH);
+    // The upload is gone; the sealed copy kept for a replay holds no record in plain text.
+    const names = await service.blobs().list('', { uncommitted: true });
+    expect(names.filter((n) => n.includes('/uploads/'))).to.deep.equal([]);
+    const sealed = names.filter((n) => n.endsWith('.sealed'));
+    expect(sealed).to.have.length(1);
+    const chunks: Buffer[] = [];
+    for await (const chunk of await service.blobs().read(sealed[0] as string)) chunks.push(chunk as Buffer);
+    const stored = Buffer.concat(chunks).toString('latin1');
+    expect(stored).to.not.include('files.example.com');
+    expect(stored).to.not.include(HASH);
+  });
+
+  it('maps CSV columns as asked, a header it does not name to the member it names', async () => {
+    const csv =
+      'E-mail,Full name,given_name,Notes\nann@files.example.com,Ann Lee,Ann,x\nbob@files.example.com,Bob Roe,Bob,y\n';
+    const id = await service.upload(Buffer.from(csv));
+    const done = await service.imports.run({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'csv',
+      csv: { columns: { 'E-mail': 'email', 'Full name': 'name', Notes: '' } },
+    });
+    expect((done.summary as Record<string, number>).inserted).to.equal(2);
+    const { rows } = await service.db().query(
+      `SELECT standard_attributes->>'name' AS name, standard_attributes->>'given_name' AS given
+         FROM users WHERE standard_attributes->>'email' = 'ann@files.example.com'`,
+    );
+    expect(rows).to.deep.equal([{ name: 'Ann Lee', given: 'Ann' }]);
+  });
+
+  it('fails a bad ndjson line alone, naming its line', async () => {
+    const text = `${ndjson(2, 10_100)}{"email": "broken@files.example.com",\n${ndjson(2, 10_102)}`;
+    const id = await service.upload(Buffer.from(text));
+    const done = await service.imports.run({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'ndjson',
+    });
+    const details = done.details as Detail[];
+    expect(details.map((d) => d.outcome)).to.deep.equal([
+      'inserted',
+      'inserted',
+      'failed',
+      'inserted',
+      'inserted',
+    ]);
+    expect(why(details[2])).to.match(/^line 3: not JSON/);
+  });
+
+  it('applies a JSON array up to where it breaks and fails the rest naming the byte', async () => {
+    const good = Array.from({ length: 3 }, (_, i) => ({ email: `arr${i}@files.example.com` }));
+    const text = `${JSON.stringify(good).slice(0, -1)},{"email": "arr3@files.example.com"}, {"email": tru`;
+    // Blocks small enough that the break is in a later read than the first records.
+    const id = await service.upload(Buffer.from(text));
+    const done = await service.imports.run({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'json',
+    });
+    const details = done.details as Detail[];
+    expect(details.at(-1)?.outcome).to.equal('failed');
+    expect(why(details.at(-1))).to.match(/^index \d: the file cannot be read past byte \d+ of \d+/);
+  });
+
+  it('reads a truncated gzip up to its end and fails the rest', async () => {
+    const whole = gzipSync(ndjson(50, 10_200));
+    const id = await service.upload(whole.subarray(0, Math.floor(whole.length * 0.6)));
+    const done = await service.imports.run({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'ndjson',
+    });
+    const details = done.details as Detail[];
+    expect(details.at(-1)?.outcome).to.equal('failed');
+    expect(why(details.at(-1))).to.match(
+      /the file cannot be read past byte \d+ of \d+: unexpected end of file/,
+    );
+    expect(details.slice(0, -1).every((d) => d.outcome === 'inserted')).to.equal(true);
+  });
+
+  it('applies the records of one user in file order: with upsert, the last wins', async () => {
+    const lines = [0, 1, 2, 3, 4, 5].map((v) =>
+      JSON.stringify({ email: `same${v % 2}@files.example.com`, name: `version ${v}` }),
+    );
+    // Spread across frames (a batch of 100 records each) too.
+    const text = `${lines.slice(0, 3).join('\n')}\n${ndjson(250, 11_000)}${lines.slice(3).join('\n')}\n`;
+    const id = await service.upload(Buffer.from(text));
+    await service.imports.run({
+      identifier: 'email',
+      upsert: true,
+      source: { upload_id: id },
+      format: 'ndjson',
+    });
+    const { rows } = await service.db().query(
+      `SELECT standard_attributes->>'email' AS email, standard_attributes->>'name' AS name FROM users
+        WHERE standard_attributes->>'email' LIKE 'same%' ORDER BY 1`,
+    );
+    expect(rows).to.deep.equal([
+      { email: 'same0@files.example.com', name: 'version 4' },
+      { email: 'same1@files.example.com', name: 'version 5' },
+    ]);
+  });
+
+  describe('refusals', () => {
+    const refused = async (body: Record<string, unknown>) => {
+      const res = await service.imports.post({ identifier: 'email', format: 'ndjson', ...body });
+      return {
+        status: res.statusCode,
+        error: (JSON.parse(res.body) as { error: Record<string, unknown> }).error,
+      };
+    };
+
+    it('an upload that does not exist here', async () => {
+      const { status, error } = await refused({ source: { upload_id: `upload_${'A'.repeat(32)}` } });
+      expect([status, error.reason]).to.deep.equal([404, 'ImportUploadNotFound']);
+    });
+
+    it('an upload nothing was written to', async () => {
+      const upload = await service.newUpload();
+      const { status, error } = await refused({ source: { upload_id: upload.body.upload_id } });
+      expect([status, error.reason]).to.deep.equal([400, 'ImportUploadEmpty']);
+    });
+
+    it('an upload whose URL expired before an import named it', async () => {
+      const id = await service.upload(Buffer.from(ndjson(1)));
+      await service
+        .db()
+        .query("UPDATE import_files SET expires_at = now() - interval '1 second' WHERE upload_id = $1", [id]);
+      const { status, error } = await refused({ source: { upload_id: id } });
+      expect([status, error.reason]).to.deep.equal([400, 'ImportUploadExpired']);
+    });
+
+    it('an upload another import reads', async () => {
+      const id = await service.upload(Buffer.from(ndjson(1, 5000)));
+      await service.imports.start({ identifier: 'email', source: { upload_id: id }, format: 'ndjson' });
+      const { status, error } = await refused({ source: { upload_id: id } });
+      expect([status, error.reason]).to.deep.equal([400, 'ImportUploadTaken']);
+    });
+
+    it('records and a source at once, a CSV mapping for ndjson, a format without a source', async () => {
+      // The import endpoint's own refusals of a request's shape: `{"error": "<message>"}`.
+      const malformed = async (body: Record<string, unknown>) => {
+        const res = await service.imports.post({ identifier: 'email', format: 'ndjson', ...body });
+        return [res.statusCode, (JSON.parse(res.body) as { error: string }).error];
+      };
+      const source = { upload_id: `upload_${'B'.repeat(32)}` };
+      expect(await malformed({ source, records: [{ email: 'a@b.c' }] })).to.deep.equal([
+        400,
+        '/: records and source exclude each other',
+      ]);
+      expect(await malformed({ source, csv: { columns: {} } })).to.deep.equal([
+        400,
+        '/csv: only with format csv',
+      ]);
+      expect(await malformed({ records: [{ email: 'a@b.c' }] })).to.deep.equal([
+        400,
+        '/: must have property source when property format is present',
+      ]);
+    });
+  });
+});
+
+describe('file imports past the size limit', function () {
+  this.timeout(60_000);
+  const service = useFileImportService({ settings: { import_file_max_bytes: 1000 } });
+
+  it('refuses a file over IMPORT_FILE_MAX_BYTES with 413, naming the limit', async () => {
+    const id = await service.upload(Buffer.from(ndjson(20)));
+    const res = await service.imports.post({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'ndjson',
+    });
+    const { error } = JSON.parse(res.body) as { error: { reason: string; info: Record<string, number> } };
+    expect([res.statusCode, error.reason, error.info.limit]).to.deep.equal([413, 'ImportFileTooLarge', 1000]);
+  });
+});
