@@ -83,7 +83,24 @@ export const openApiDocument = {
           error: ref('Error'),
           progress: {
             type: 'object',
-            properties: { processed: { type: 'integer' }, total: { type: 'integer' } },
+            properties: {
+              processed: { type: 'integer' },
+              total: {
+                type: 'integer',
+                description: 'A file import: 0 until its whole file is taken in, then its record count',
+              },
+              bytes_read: { type: 'integer', description: 'A file import: bytes of its upload taken in' },
+              bytes_total: { type: 'integer', description: "A file import: its upload's size in bytes" },
+              records_per_second: {
+                type: 'integer',
+                description:
+                  'A file import applying its records: records applied per second since it started',
+              },
+              seconds_left: {
+                type: 'integer',
+                description: 'A file import applying its records: seconds left at that rate',
+              },
+            },
           },
           replay_of: { type: 'string', description: 'The import task this one was replayed from' },
           idempotency_key: {
@@ -188,15 +205,55 @@ export const openApiDocument = {
         },
       },
       post: {
-        summary: 'Start an import (HTTPS only; body at most 500000 bytes)',
+        summary:
+          'Start an import of `records`, or of an uploaded file named by `source` (HTTPS only; body at most 500000 bytes)',
         parameters: [idempotencyKey],
         requestBody: { required: true, content: json(ref('ImportRequest')) },
         responses: {
           '200': { description: 'The pending task', content: json(ref('CreatedTask')) },
-          '400': { description: 'A malformed request, or not HTTPS', content: json(ref('ImportError')) },
-          '413': { description: 'Body over 500000 bytes', content: json(ref('ImportError')) },
+          '400': {
+            description:
+              'A malformed request, or not HTTPS (ImportError); a file import whose upload expired unused, was never written, or another import reads (ImportUploadExpired, ImportUploadEmpty, ImportUploadTaken)',
+            content: json({ oneOf: [ref('ImportError'), ref('ErrorEnvelope')] }),
+          },
+          '404': errorResponse(
+            "A file import's upload that this project does not have (ImportUploadNotFound)",
+          ),
+          '413': {
+            description:
+              'Body over 500000 bytes (ImportError); an uploaded file over IMPORT_FILE_MAX_BYTES (ImportFileTooLarge)',
+            content: json({ oneOf: [ref('ImportError'), ref('ErrorEnvelope')] }),
+          },
           '422': errorResponse('The Idempotency-Key came with another body (IdempotencyKeyReused)'),
           '429': errorResponse('Too many records of pending imports (ImportBacklogFull), with Retry-After'),
+          ...common,
+        },
+      },
+    },
+    '/_api/admin/users/import/uploads': {
+      post: {
+        summary:
+          'An upload for a file import (HTTPS only; no body): the id an import names as `source.upload_id`, and a signed URL that can create and write its blob only, until `expires_at` (IMPORT_UPLOAD_SECONDS)',
+        responses: {
+          '200': {
+            description: 'The upload',
+            content: json({
+              type: 'object',
+              required: ['upload_id', 'upload_url', 'expires_at'],
+              properties: {
+                upload_id: { type: 'string', pattern: '^upload_[A-Z2-7]{32}$' },
+                upload_url: {
+                  type: 'string',
+                  format: 'uri',
+                  description:
+                    'Write the file here with any Azure blob client, at once or in blocks (resumable)',
+                },
+                expires_at: { type: 'string', format: 'date-time' },
+              },
+            }),
+          },
+          '400': { description: 'Not HTTPS', content: json(ref('ImportError')) },
+          '500': errorResponse('The service has no blob storage (ImportFilesDisabled)'),
           ...common,
         },
       },
