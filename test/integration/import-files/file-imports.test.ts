@@ -1,5 +1,7 @@
+import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import { deleteUnnamedTaskFiles, sweepImportFiles } from '../../../pipeline/tasks/retention.js';
 import { useFileImportService } from '../../support/file-imports.js';
 import { passwordHashOf } from '../../support/users.js';
 
@@ -222,5 +224,49 @@ describe('file imports past the size limit', function () {
     });
     const { error } = JSON.parse(res.body) as { error: { reason: string; info: Record<string, number> } };
     expect([res.statusCode, error.reason, error.info.limit]).to.deep.equal([413, 'ImportFileTooLarge', 1000]);
+  });
+});
+
+describe('file imports kept and swept', function () {
+  this.timeout(60_000);
+  const service = useFileImportService({ workers: false });
+
+  const blobNames = async () => (await service.blobs().list('', { uncommitted: true })).sort();
+  const fileRows = async () =>
+    (await service.db().query('SELECT upload_id FROM import_files ORDER BY upload_id')).rows.map(
+      (r: { upload_id: string }) => r.upload_id,
+    );
+
+  it('deletes uploads no import named once expired, and imported files past their keep, not others', async () => {
+    const unused = await service.upload(Buffer.from(ndjson(1)));
+    const named = await service.upload(Buffer.from(ndjson(1)));
+    const kept = await service.upload(Buffer.from(ndjson(1)));
+    await service.imports.start({ identifier: 'email', source: { upload_id: named }, format: 'ndjson' });
+    // As if `kept` had been taken in by a task: its sealed copy, kept until a time now past.
+    const sealed = `${service.config().project.id}/imports/kept.sealed`;
+    await service.blobs().upload(sealed, Readable.from([Buffer.from('sealed')]), {
+      contentType: 'application/octet-stream',
+      contentDisposition: 'attachment',
+    });
+    const db = service.db();
+    await db.query(
+      "UPDATE import_files SET sealed_blob = $2, records = 1, kept_until = now() + interval '1 hour' WHERE upload_id = $1",
+      [kept, sealed],
+    );
+    await db.query(
+      "UPDATE import_files SET expires_at = now() - interval '1 second' WHERE upload_id IN ($1, $2)",
+      [unused, named],
+    );
+    // Every file is older than a retention of 0 s, and none is a task's: the unnamed sweep keeps them.
+    const projects = [service.config().project.id];
+    expect(await deleteUnnamedTaskFiles(db, service.blobs(), 0, projects)).to.deep.equal([]);
+    expect(await sweepImportFiles(db, service.blobs())).to.equal(1);
+    expect(await fileRows()).to.deep.equal([kept, named].sort());
+    await db.query("UPDATE import_files SET kept_until = now() - interval '1 second' WHERE upload_id = $1", [
+      kept,
+    ]);
+    expect(await sweepImportFiles(db, service.blobs())).to.equal(1);
+    expect(await fileRows()).to.deep.equal([named]);
+    expect(await blobNames()).to.deep.equal([`${service.config().project.id}/uploads/${named}`]);
   });
 });
