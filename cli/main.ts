@@ -1,5 +1,6 @@
 // `userctl`: the operator's command-line client of the admin API (and of the import log's replay).
 
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { formatOf, type RecordFormat } from '../records/file-records.js';
@@ -15,12 +16,14 @@ import { createRoles } from './import/create-roles.js';
 import { foreignFile } from './import/foreign-options.js';
 import { importFile } from './import/import-file.js';
 import { type ImportPlan, lossesThatStop, planImport, planText } from './import/import-plan.js';
+import { importServerSide, SERVER_SIDE_BYTES } from './import/server-side-import.js';
 import { connect, type ServiceSettings } from './service-client.js';
 
 const USAGE = `usage: userctl <command> [options]
 
   import FILE [--identifier email|phone_number|preferred_username] [--upsert] [--dry-run]
               [--format ndjson|json|csv] [--concurrency N] [--results FILE] [--state FILE]
+              [--server-side]  (upload the file, import it as one task: always from 100 MiB)
               [--from auth0|firebase|cognito|clerk|keycloak]
               [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]  (firebase)
               [--hashes FILE]  (auth0: the password hash file Auth0 support delivers)
@@ -57,6 +60,8 @@ const IMPORT_OPTIONS = {
   upsert: { type: 'boolean', default: false },
   'dry-run': { type: 'boolean', default: false },
   format: { type: 'string' },
+  // Upload the file and import it as one task (always for a file of SERVER_SIDE_BYTES or more).
+  'server-side': { type: 'boolean', default: false },
   concurrency: { type: 'string', default: '4' },
   results: { type: 'string' },
   state: { type: 'string' },
@@ -217,6 +222,22 @@ async function main(argv: string[]): Promise<number> {
             `import would lose ${losses.map((f) => `${f.field} (${f.dropped} records)`).join(', ')}: ` +
               '--plan shows every member; --allow-loss FIELD accepts the loss of one',
           );
+      }
+      if (values['server-side'] && from)
+        throw new CliError('--server-side takes no --from: the service reads records, userctl converts them');
+      if (values['server-side'] || (!from && statSync(base).size >= SERVER_SIDE_BYTES)) {
+        return withClient(settings, (client) =>
+          importServerSide(client, {
+            file: base,
+            format: format as RecordFormat,
+            identifier: values.identifier,
+            upsert: values.upsert,
+            dryRun: values['dry-run'],
+            concurrency,
+            resultsFile: values.results ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.results.ndjson`,
+            stateFile: values.state ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.userctl-state`,
+          }),
+        );
       }
       return withClient(settings, async (client) => {
         if (plan && values['create-roles'] && !values['dry-run']) {

@@ -25,10 +25,16 @@ export interface ImportFileOptions {
 }
 
 /** An import task's status as the service answers it (decisions 2.3, docs/decisions.md). */
-interface ImportStatus {
+export interface ImportStatus {
   readonly id: string;
   readonly status: 'pending' | 'completed';
-  readonly progress?: { processed: number; total: number };
+  readonly progress?: {
+    processed: number;
+    total: number;
+    /** A file import: bytes of its upload taken in, of its size. */
+    bytes_read?: number;
+    bytes_total?: number;
+  };
   readonly error?: unknown;
   readonly details?: readonly {
     index: number;
@@ -56,7 +62,7 @@ interface ResultLine {
   merged_into?: number;
 }
 
-const ROUTE = '/_api/admin/users/import';
+export const ROUTE = '/_api/admin/users/import';
 const POLL_MS = 500;
 
 /**
@@ -171,7 +177,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
       state.accepted(chunk.index, taskId);
     }
     figures.sent += chunk.positions.length;
-    const status = await followTask(client, taskId, (processed) => {
+    const status = await followTask(client, taskId, ({ processed }) => {
       if (failure !== undefined) throw failure;
       inFlight.set(chunk.index, { processed, bytesEnd });
       show();
@@ -213,6 +219,18 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
     progress.stop(completed);
     closeSync(results);
   }
+  return closingReport(counts, options, input.report());
+}
+
+/**
+ * Prints the run's closing lines (its counts, and lines of the reader's own) and returns the exit
+ * code: 0 when every record succeeded, 1 when some failed, 3 with warnings or unmapped members.
+ */
+export function closingReport(
+  counts: RunCounts,
+  options: Pick<ImportFileOptions, 'dryRun' | 'resultsFile'>,
+  lines: readonly string[],
+): number {
   const { warnings, unmapped, ...outcomes } = counts;
   const total = Object.values(outcomes).reduce((sum, n) => sum + n, 0);
   // Nothing said only inside the results file: warnings and members left out are counted here.
@@ -225,7 +243,7 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
       : `import: ${count(total)} records: ${count(counts.inserted)} inserted, ${count(counts.updated)} updated, ` +
           `${count(counts.skipped)} skipped, ${count(counts.failed)} failed; ${notes}; results in ${options.resultsFile}\n`,
   );
-  for (const line of input.report()) process.stderr.write(`${line}\n`);
+  for (const line of lines) process.stderr.write(`${line}\n`);
   if (counts.failed > 0) return EXIT.someFailed;
   return warnings > 0 || unmapped > 0 ? EXIT.withWarnings : EXIT.ok;
 }
@@ -234,10 +252,10 @@ export async function importFile(client: ServiceClient, options: ImportFileOptio
  * Polls an import task until it completes, reporting its progress; then reads its details: from its
  * results file (one download, whatever the task's size) when the service wrote one, else page by page.
  */
-async function followTask(
+export async function followTask(
   client: ServiceClient,
   taskId: string,
-  onProgress: (processed: number) => void,
+  onProgress: (progress: NonNullable<ImportStatus['progress']>) => void,
 ): Promise<ImportStatus> {
   const read = async (route: string) => {
     const answer = await client.call<ImportStatus>('GET', route);
@@ -261,7 +279,7 @@ async function followTask(
       }
       return { ...status, details };
     }
-    onProgress(status.progress?.processed ?? 0);
+    onProgress(status.progress ?? { processed: 0, total: 0 });
     await sleep(delay);
   }
 }

@@ -38,10 +38,19 @@ export interface RunCounts extends OutcomeCounts {
 /** The outcome of one record. */
 export type RecordOutcome = keyof OutcomeCounts;
 
+/** An upload of the whole file for a server-side import: where it goes, and until when. */
+export interface FileUpload {
+  readonly upload_id: string;
+  readonly upload_url: string;
+  readonly expires_at: string;
+}
+
 /** The journal's lines after its header. */
 type Entry =
   | { readonly chunk: number; readonly task_id: string }
-  | { readonly flushed: number; readonly results_bytes: number; readonly counts: RunCounts };
+  | { readonly flushed: number; readonly results_bytes: number; readonly counts: RunCounts }
+  | { readonly upload: FileUpload }
+  | { readonly staged: number };
 
 /**
  * The state file of an import: a journal, one JSON line per step, appended and never rewritten
@@ -52,6 +61,9 @@ type Entry =
  */
 export class ImportState {
   private readonly taskIds = new Map<number, string>();
+  /** A server-side import: its upload, and the blocks of the file staged to it, in order (0..staged-1). */
+  upload: FileUpload | undefined;
+  staged = 0;
   /** Requests whose results are written, in order: 0..flushed-1. */
   flushed = 0;
   resultsBytes = 0;
@@ -107,6 +119,10 @@ export class ImportState {
         break; // the line a crash cut short: nothing after it was written
       }
       if ('task_id' in entry) state.taskIds.set(entry.chunk, entry.task_id);
+      else if ('upload' in entry) {
+        state.upload = entry.upload;
+        state.staged = 0;
+      } else if ('staged' in entry) state.staged = entry.staged;
       else {
         state.flushed = entry.flushed + 1;
         state.resultsBytes = entry.results_bytes;
@@ -144,6 +160,19 @@ export class ImportState {
     this.counts = { ...counts };
     this.taskIds.delete(chunk);
     this.append({ flushed: chunk, results_bytes: resultsBytes, counts });
+  }
+
+  /** A new upload of the file: nothing of it staged yet. */
+  uploading(upload: FileUpload): void {
+    this.upload = upload;
+    this.staged = 0;
+    this.append({ upload });
+  }
+
+  /** The file's blocks 0..staged-1 are staged to the upload. */
+  stagedBlocks(staged: number): void {
+    this.staged = staged;
+    this.append({ staged });
   }
 
   private append(entry: Entry): void {

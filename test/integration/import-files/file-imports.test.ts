@@ -270,3 +270,25 @@ describe('file imports kept and swept', function () {
     expect(await blobNames()).to.deep.equal([`${service.config().project.id}/uploads/${named}`]);
   });
 });
+
+describe('a file import waiting for a worker', function () {
+  this.timeout(60_000);
+  const service = useFileImportService({ workers: false });
+
+  it('shows the bytes of its upload in its progress, and a total of 0 until the file is taken in', async () => {
+    const content = Buffer.from(ndjson(3));
+    const id = await service.upload(content);
+    const task = await service.imports.start({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'ndjson',
+    });
+    const { body } = await service.imports.status(task);
+    expect(body.progress).to.deep.equal({
+      processed: 0,
+      total: 0,
+      bytes_read: 0,
+      bytes_total: content.length,
+    });
+  });
+});
