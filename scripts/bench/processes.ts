@@ -27,8 +27,15 @@ const BENCH_SERVICE_ENV = {
 /** A service process started for a benchmark, stopped with SIGTERM. */
 export interface BenchProcess {
   readonly pid: number | undefined;
+  /** The last of what it wrote on stdout (its log lines). */
+  output(): string;
+  /** Ends it with SIGKILL, as a machine that dies would. */
+  kill(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** How much of a process's stdout is kept for `output()`. */
+const OUTPUT_KEPT = 256 * 1024;
 
 /**
  * Starts the compiled form of a service entry point (`api/main.ts` runs `dist/api/main.js`, as
@@ -78,13 +85,20 @@ async function spawnUntilReady(
   let output = '';
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-4000);
+      output = (output + chunk.toString()).slice(-OUTPUT_KEPT);
       if (output.includes(ready)) resolve();
     });
-    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
+    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output.slice(-4000)}`)));
   });
   return {
     pid: child.pid,
+    output: () => output,
+    kill: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.on('exit', resolve));
@@ -144,6 +158,12 @@ export interface BenchService {
    * (by default the configured one); the task id.
    */
   importRequest(body: string, host?: string): Promise<string>;
+  /** POSTs a JSON body (or none) to an admin path of the configured project; the answer's JSON. */
+  post(path: string, body?: string): Promise<Record<string, unknown>>;
+  /** The section's first worker. */
+  readonly worker: BenchProcess;
+  /** Starts one more worker on the same service (`env` on top of its settings). */
+  startWorker(env?: NodeJS.ProcessEnv): Promise<BenchProcess>;
   stop(): Promise<void>;
 }
 
@@ -181,31 +201,44 @@ export async function startBenchService(
     ...env(port),
   };
   const api = await startProcess('api/main.ts', [], serviceEnv, 'Admin API on');
-  const worker = await startProcess('pipeline/main.ts', [], serviceEnv, 'Pipeline workers running');
+  const startWorker = (env: NodeJS.ProcessEnv = {}) =>
+    startProcess('pipeline/main.ts', [], { ...serviceEnv, ...env }, 'Pipeline workers running');
+  const worker = await startWorker();
+  const workers = [worker];
   const http = new HttpPool(`http://localhost:${port}`, { connections });
+  const post = async (path: string, body?: string, host?: string) => {
+    const res = await http.request({
+      path,
+      method: 'POST',
+      headers: {
+        ...(host ? { host } : {}),
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        'x-forwarded-proto': 'https',
+      },
+      ...(body === undefined ? {} : { body }),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`${path} refused: ${res.statusCode} ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
   return {
     port,
     token,
     env: serviceEnv,
+    worker,
+    async startWorker(env) {
+      const started = await startWorker(env);
+      workers.push(started);
+      return started;
+    },
+    post: (path, body) => post(path, body),
     async importRequest(body, host) {
-      const res = await http.request({
-        path: '/_api/admin/users/import',
-        method: 'POST',
-        headers: {
-          ...(host ? { host } : {}),
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'x-forwarded-proto': 'https',
-        },
-        body,
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`import refused: ${res.statusCode} ${text}`);
-      return (JSON.parse(text) as { id: string }).id;
+      return String((await post('/_api/admin/users/import', body, host)).id);
     },
     async stop() {
       await http.close();
-      await worker.stop();
+      for (const w of workers) await w.stop();
       await api.stop();
     },
   };

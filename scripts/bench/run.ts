@@ -5,6 +5,7 @@ import { benchApiMemory } from './api-memory.js';
 import { benchUsers } from './bench-schema.js';
 import { benchCluster } from './cluster.js';
 import { benchExports } from './exports.js';
+import { benchFileImport } from './file-imports.js';
 import { benchImport } from './imports.js';
 import { benchLiveMigration } from './live-migration.js';
 import { benchLookups } from './lookups.js';
@@ -28,7 +29,7 @@ if (!url || !brokers || !blobs || !clickhouse || !cluster) {
   );
   process.exit(2);
 }
-// "lookups", "export", "search", "import", "userctl", "api-memory", "cluster", "tenancy", "tenancy-backlog", "tenancy-imports", "tenancy-lookups" or "live-migration": one section, for development.
+// "lookups", "export", "search", "import", "import-file", "userctl", "api-memory", "cluster", "tenancy", "tenancy-backlog", "tenancy-imports", "tenancy-lookups" or "live-migration": one section, for development.
 const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -54,6 +55,7 @@ try {
   }
   await section('export', () => benchExports(url, brokers, blobs, users, log));
   await section('import', () => benchImport(url, brokers, blobs, log));
+  await section('import-file', () => benchFileImport(url, brokers, blobs, log));
   await section('userctl', () => benchUserctl(url, brokers, blobs, log));
   await section('api-memory', () => benchApiMemory(url, brokers, log));
   await section('cluster', () => benchCluster(url, cluster, log));
