@@ -153,7 +153,7 @@ export class AttemptLost extends Error {
 }
 
 /** The outside services a fault can come from. */
-export type Dependency = 'database' | 'task bus' | 'blob storage' | 'search index';
+export type Dependency = 'database' | 'task bus' | 'blob storage' | 'search index' | 'file source';
 
 /**
  * What an error means for the work that met it:

@@ -41,6 +41,14 @@ export const ERROR_REASONS = {
     doc: 'An import naming an upload whose URL expired (IMPORT_UPLOAD_SECONDS) before an import named it.',
   },
   ImportUploadTaken: { name: 'Invalid', doc: 'An import naming an upload another import already reads.' },
+  ImportSourceRefused: {
+    name: 'Invalid',
+    doc: 'A file import naming a URL it may not read: not https://, user info, or an address that is not public (WEBHOOK_ALLOWED_HOSTS).',
+  },
+  ImportSourceUnreadable: {
+    name: 'Invalid',
+    doc: 'A file import naming a URL that answered an error (`info.status`) or gave no size.',
+  },
   ImportUploadEmpty: {
     name: 'Invalid',
     doc: 'An import naming an upload to which no file was written (committed).',
@@ -89,6 +97,10 @@ export const ERROR_REASONS = {
     doc: 'An export with `include_password_hashes` in a project that does not allow it.',
   },
   NotFound: { name: 'NotFound', doc: 'A path no endpoint answers.' },
+  ImportFileGone: {
+    name: 'NotFound',
+    doc: 'A file import (a replay) whose file is no longer kept (IMPORT_FILE_RETENTION_SECONDS).',
+  },
   ImportUploadNotFound: {
     name: 'NotFound',
     doc: "No upload of that id in this project (another project's, or one swept after it expired unused).",

@@ -1,14 +1,19 @@
 /**
- * A file in blob storage an import reads instead of `records` (docs/file-imports.md): an upload of
- * the project's (POST /_api/admin/users/import/uploads), its format, its compression (gzip is
- * also recognised by its first bytes) and, for a CSV, which record member each column fills.
+ * A file an import reads instead of `records` (docs/file-imports.md): an upload of the project's
+ * (POST /_api/admin/users/import/uploads) or a URL of the customer's own storage (a signed one),
+ * its format, its compression (gzip is also recognised by its first bytes) and, for a CSV, which
+ * record member each column fills.
  */
 export const importFileMembers = {
   source: {
     type: 'object',
     additionalProperties: false,
-    required: ['upload_id'],
-    properties: { upload_id: { type: 'string', pattern: '^upload_[A-Z2-7]{32}$' } },
+    minProperties: 1,
+    maxProperties: 1,
+    properties: {
+      upload_id: { type: 'string', pattern: '^upload_[A-Z2-7]{32}$' },
+      url: { type: 'string', minLength: 1, maxLength: 8192 },
+    },
   },
   format: { enum: ['ndjson', 'json', 'csv'] },
   compression: { enum: ['gzip', 'none'] },

@@ -49,20 +49,22 @@ export const importTaskOptionsSchema = {
 } as const;
 
 /**
- * How a file import reads its upload (`import_files.source`), fixed when the import is accepted:
+ * How a file import reads its file (`import_files.source`), fixed when the import is accepted:
  * the format, the compression (named, or found by the file's first bytes), a CSV's columns, the
- * upload's size and the snapshot of it the import reads (a later write to the upload changes nothing).
+ * file's size, and where it is: the snapshot of its upload the import reads (a later write to the
+ * upload changes nothing), or the URL it was named by, sealed (a signed URL is a credential).
  */
 export const importFileSourceSchema = {
   $id: 'import-file-source',
   type: 'object',
   additionalProperties: false,
-  required: ['format', 'compression', 'bytes', 'snapshot'],
+  required: ['format', 'compression', 'bytes'],
   properties: {
     format: importFileMembers.format,
     compression: importFileMembers.compression,
     columns: importFileMembers.csv.properties.columns,
     bytes: { type: 'integer', minimum: 0 },
     snapshot: { type: 'string', minLength: 1 },
+    sealed_url: { type: 'string', minLength: 1 },
   },
 } as const;

@@ -78,3 +78,17 @@ export function parseTaskMessage(body: string): TaskMessage | undefined {
   }
   return validateTaskMessage(parsed) ? parsed : undefined;
 }
+
+/** The upload a file import's message names (its first line's `request.source`); undefined for records. */
+export function messageUpload(body: string): string | undefined {
+  const end = body.indexOf('\n');
+  try {
+    const first = JSON.parse(end === -1 ? body : body.slice(0, end)) as {
+      request?: { source?: { upload_id?: unknown } };
+    };
+    const id = first.request?.source?.upload_id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -43,6 +43,32 @@ export async function insertUpload(
   );
 }
 
+/**
+ * Records a file named by URL as read by the import `taskId` (a request repeated with its
+ * Idempotency-Key records nothing more).
+ */
+export async function insertNamedFile(
+  db: Queryable,
+  file: {
+    project: string;
+    uploadId: string;
+    blob: string;
+    taskId: string;
+    source: ImportFileSource;
+    sealedBlob: string;
+  },
+): Promise<void> {
+  await db.query(
+    `WITH named AS (
+       INSERT INTO import_files (project_id, upload_id, upload_blob, expires_at, task_id, source, sealed_blob)
+       VALUES ($1, $2, $3, clock_timestamp(), $4, $5, $6) ON CONFLICT (task_id) DO NOTHING
+       RETURNING source)
+     UPDATE tasks SET source_bytes = (named.source->>'bytes')::bigint, source_bytes_read = 0
+       FROM named WHERE tasks.id = $4 AND tasks.project_id = $1`,
+    [file.project, file.uploadId, file.blob, file.taskId, JSON.stringify(file.source), file.sealedBlob],
+  );
+}
+
 /** The project's upload, whatever its state; another project's does not exist here. */
 export async function findUpload(
   db: Queryable,
@@ -81,19 +107,6 @@ export async function takeUpload(
     [project, uploadId, taskId, JSON.stringify(source), sealedBlob],
   );
   return rows.length === 1;
-}
-
-/** The file an import task reads, if it is a file import. */
-export async function findTaskFile(
-  db: Queryable,
-  project: string,
-  taskId: string,
-): Promise<ImportFileRow | undefined> {
-  const { rows } = await db.query<ImportFileRow>(
-    `SELECT ${FILE_COLUMNS} FROM import_files WHERE project_id = $1 AND task_id = $2`,
-    [project, taskId],
-  );
-  return rows[0];
 }
 
 /** The last frame taken in so far, if any. */

@@ -2,6 +2,7 @@ import { type Readable, Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import { createGunzip, gzip } from 'node:zlib';
 import type { BlobStorage } from '../blob/blob-storage.js';
+import type { WebhookConfig } from '../config.js';
 import {
   type FrameRow,
   finishIntake,
@@ -19,6 +20,7 @@ import type { TaskRun } from '../tasks/run-task.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { frameLine } from './file-frames.js';
 import { type FileLine, fileLines } from './file-lines.js';
+import { urlFiles } from './url-source.js';
 
 const gzipped = promisify(gzip);
 
@@ -36,11 +38,13 @@ export interface IntakeContext {
   readonly run: TaskRun;
   readonly frameRecords: number;
   readonly retentionSeconds: number;
+  /** The network policy a file named by URL is read under (the webhooks'). */
+  readonly webhooks: Pick<WebhookConfig, 'allowedHosts' | 'timeoutMs'>;
 }
 
 /**
- * Takes an import's uploaded file in (docs/file-imports.md): reads the snapshot of the upload
- * taken at acceptance, decompressed, as records in file order, and writes them to the task's sealed
+ * Takes an import's file in (docs/file-imports.md): reads the snapshot of the upload taken at
+ * acceptance (or the file at its URL), decompressed, as records in file order, and writes them to the task's sealed
  * copy in frames of `frameRecords` (each gzipped and sealed on its own), committed a block at a
  * time in the transaction that fences the attempt and records the frames. An attempt that stopped
  * midway is taken up after the last recorded frame. Once the whole file is in, the task's total is
@@ -52,7 +56,7 @@ export async function takeInFile(context: IntakeContext, file: ImportFileRow): P
   const { source } = file;
   const last = await lastFrame(pool, file);
   const writer = new FrameWriter(context, file, await frameBlocks(pool, file), last);
-  const raw = await blobs.read(file.upload_blob, run.signal, { snapshot: source.snapshot });
+  const raw = await openFile(context, file);
   const counted = countBytes(raw);
   let storeFault: Error | undefined;
   raw.once('error', (err) => {
@@ -77,6 +81,25 @@ export async function takeInFile(context: IntakeContext, file: ImportFileRow): P
   await blobs.delete(file.upload_blob).catch((err: unknown) => {
     run.log.warn({ err }, 'could not delete the taken-in upload; the sweep will');
   });
+}
+
+/** The file as the import was given it: the snapshot of its upload, or its URL (opened). */
+async function openFile(context: IntakeContext, file: ImportFileRow): Promise<Readable> {
+  const { source } = file;
+  const { signal } = context.run;
+  if (source?.sealed_url === undefined)
+    return context.blobs.read(
+      file.upload_blob,
+      signal,
+      source?.snapshot ? { snapshot: source.snapshot } : {},
+    );
+  const urls = urlFiles(context.webhooks);
+  const body = await urls.open(String(context.box.open(source.sealed_url)), signal).catch(async (err) => {
+    await urls.close();
+    throw err;
+  });
+  body.once('close', () => void urls.close());
+  return body;
 }
 
 /** A stream's bytes as they pass, counted. */

@@ -3,12 +3,15 @@ import { newUploadId } from '../../schemas/task-id.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import { uploadBlobName } from '../blob/task-files.js';
 import type { ServiceConfig } from '../config.js';
-import { findUpload, insertUpload, takeUpload } from '../db/import-files.js';
+import { findUpload, insertNamedFile, insertUpload, takeUpload } from '../db/import-files.js';
 import type { Queryable } from '../db/pool.js';
 import { ApiError } from '../errors.js';
+import type { SecretBox } from '../tasks/task-secrets.js';
+import type { ImportFileRequest } from './import-tasks.js';
+import type { UrlFiles } from './url-source.js';
 
-// Uploads of files to import (docs/file-imports.md): made on request with a write-only URL, then
-// named by one import, which fixes how it reads the file when it is accepted.
+// The files imports read (docs/file-imports.md): uploads, made on request with a write-only URL,
+// and files named by URL; each read by one import, which fixes how when it is accepted.
 
 /** What POST /_api/admin/users/import/uploads answers. */
 export interface NewUpload {
@@ -41,53 +44,92 @@ export async function newUpload(
 /** A file import request: `source` and `format` present. */
 export type FileImportRequest = ImportRequest & Required<Pick<ImportRequest, 'source' | 'format'>>;
 
+/** The file an accepted import will read: its upload's id (a URL's file gets one), and how. */
+export interface NamedFile {
+  readonly uploadId: string;
+  readonly source: ImportFileSource;
+  /** A file named by URL: it has no upload row yet. */
+  readonly byUrl: boolean;
+  /** What the import's message says of the file (its URL never: it is a credential). */
+  readonly request: ImportFileRequest;
+}
+
 /**
- * How the import reads the upload it names, fixed now: a snapshot of the file as uploaded (the
- * upload's URL can still write, the import reads what was there when it was accepted), its size
- * within IMPORT_FILE_MAX_BYTES, its compression (named, or gzip found by its first bytes).
+ * How the import will read the file it names, fixed now: for an upload, a snapshot of it (the
+ * upload's URL can still write, the import reads what was there when it was accepted); for a URL,
+ * the URL sealed; the size within IMPORT_FILE_MAX_BYTES, the compression (named, or gzip found by
+ * the file's first bytes).
  */
-export async function uploadSource(
+export async function namedFile(
   db: Queryable,
   blobs: BlobStorage,
+  urls: UrlFiles,
+  box: SecretBox,
   config: ServiceConfig,
   request: FileImportRequest,
-): Promise<ImportFileSource> {
-  const upload = await findUpload(db, config.project.id, request.source.upload_id);
-  if (!upload) throw new ApiError('ImportUploadNotFound', 'no such upload');
-  usable(upload);
-  const taken = await blobs.snapshot(upload.upload_blob);
-  if (!taken) throw new ApiError('ImportUploadEmpty', 'nothing was uploaded (no committed blob)');
+): Promise<NamedFile> {
+  const { url, upload_id } = request.source;
+  let uploadId: string;
+  let where: { bytes: number; head: () => Promise<Buffer> } & Partial<ImportFileSource>;
+  if (url !== undefined) {
+    const probe = await urls.probe(url, GZIP_MAGIC.length);
+    uploadId = newUploadId();
+    where = { bytes: probe.bytes, head: async () => probe.head, sealed_url: box.seal(url) };
+  } else {
+    uploadId = upload_id as string;
+    const upload = await findUpload(db, config.project.id, uploadId);
+    if (!upload) throw new ApiError('ImportUploadNotFound', 'no such upload');
+    usable(upload);
+    const taken = await blobs.snapshot(upload.upload_blob);
+    if (!taken) throw new ApiError('ImportUploadEmpty', 'nothing was uploaded (no committed blob)');
+    where = { ...taken, head: () => blobHead(blobs, upload.upload_blob, taken.snapshot) };
+  }
   const limit = config.importFiles.maxBytes;
-  if (taken.bytes > limit) {
+  if (where.bytes > limit) {
     throw new ApiError('ImportFileTooLarge', `the file is larger than ${limit} bytes`, {
-      bytes: taken.bytes,
+      bytes: where.bytes,
       limit,
     });
   }
-  const compression = request.compression ?? (await sniffCompression(blobs, upload.upload_blob, taken));
+  const { head, ...found } = where;
+  const compression =
+    request.compression ??
+    (where.bytes >= GZIP_MAGIC.length && GZIP_MAGIC.equals(await head()) ? 'gzip' : 'none');
+  const { format, csv } = request;
   return {
-    format: request.format,
-    compression,
-    ...(request.csv ? { columns: request.csv.columns } : {}),
-    bytes: taken.bytes,
-    snapshot: taken.snapshot,
+    uploadId,
+    byUrl: url !== undefined,
+    source: { ...found, format, compression, ...(csv ? { columns: csv.columns } : {}) },
+    request: { source: { upload_id: uploadId }, format, compression, ...(csv ? { csv } : {}) },
   };
 }
 
 /**
- * Gives the upload to the accepted import `taskId`, in its admission transaction; throws (rolling
- * the task back) when another import took it or it expired meanwhile.
+ * Gives the file to the accepted import `taskId`, in its admission transaction; throws (rolling
+ * the task back) when another import took the upload or it expired meanwhile.
  */
-export async function takeUploadFor(
+export async function giveFileTo(
   db: Queryable,
-  project: string,
-  uploadId: string,
+  config: ServiceConfig,
+  file: NamedFile,
   taskId: string,
-  source: ImportFileSource,
   sealedBlob: string,
 ): Promise<void> {
-  if (await takeUpload(db, project, uploadId, taskId, source, sealedBlob)) return;
-  const upload = await findUpload(db, project, uploadId);
+  const project = config.project.id;
+  if (file.byUrl) {
+    const blob = uploadBlobName(project, file.uploadId); // never written: the file stays at its URL
+    await insertNamedFile(db, {
+      project,
+      uploadId: file.uploadId,
+      blob,
+      taskId,
+      source: file.source,
+      sealedBlob,
+    });
+    return;
+  }
+  if (await takeUpload(db, project, file.uploadId, taskId, file.source, sealedBlob)) return;
+  const upload = await findUpload(db, project, file.uploadId);
   if (!upload) throw new ApiError('ImportUploadNotFound', 'no such upload');
   usable(upload);
   throw new ApiError('ImportUploadTaken', 'another import reads this upload');
@@ -101,17 +143,10 @@ function usable(upload: { task_id: string | null; expires_at: Date }): void {
   }
 }
 
-async function sniffCompression(
-  blobs: BlobStorage,
-  blob: string,
-  taken: { snapshot: string; bytes: number },
-): Promise<'gzip' | 'none'> {
-  if (taken.bytes < GZIP_MAGIC.length) return 'none';
+/** The first bytes of the snapshot of an upload. */
+async function blobHead(blobs: BlobStorage, blob: string, snapshot: string): Promise<Buffer> {
   const head: Buffer[] = [];
-  for await (const chunk of await blobs.read(blob, undefined, {
-    snapshot: taken.snapshot,
-    count: GZIP_MAGIC.length,
-  }))
+  for await (const chunk of await blobs.read(blob, undefined, { snapshot, count: GZIP_MAGIC.length }))
     head.push(chunk as Buffer);
-  return Buffer.concat(head).subarray(0, GZIP_MAGIC.length).equals(GZIP_MAGIC) ? 'gzip' : 'none';
+  return Buffer.concat(head).subarray(0, GZIP_MAGIC.length);
 }

@@ -5,6 +5,7 @@ import type { IdempotencyKey, NewTask, RequestedBy } from '../db/tasks/admission
 
 /** What a file import's message says of its file (the request's members, as sent). */
 export interface ImportFileRequest {
+  /** The file's upload (a file named by URL is given an upload id too: its URL is not logged). */
   readonly source: { readonly upload_id: string };
   readonly format: string;
   readonly compression?: string;

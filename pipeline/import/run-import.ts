@@ -1,11 +1,12 @@
 import { type Duplex, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStorage } from '../blob/blob-storage.js';
+import { messageUpload } from '../bus/task-message.js';
 import type { ServiceConfig } from '../config.js';
-import { findTaskFile, framesFrom, type ImportFileRow } from '../db/import-files.js';
+import { findUpload, framesFrom, type ImportFileRow } from '../db/import-files.js';
 import type { Pool } from '../db/pool.js';
 import { completeImport } from '../db/tasks/endings.js';
-import { EngineError } from '../errors.js';
+import { ApiError, EngineError } from '../errors.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { importTaskOptions } from '../tasks/task-options.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
@@ -48,7 +49,11 @@ export async function runImport(
     userIdOf: importedUserIds(task.replay_of ?? task.id),
     replayed: task.replay_of !== null,
   };
-  const file = await findTaskFile(pool, config.project.id, task.id);
+  // The file its message names: its own, or (a replay) the one the replayed import took in.
+  const upload = messageUpload(message);
+  const file = upload === undefined ? undefined : await findUpload(pool, config.project.id, upload);
+  if (upload !== undefined && (!file || (file.task_id !== task.id && file.records === null)))
+    throw new ApiError('ImportFileGone', 'the file of this import is no longer kept');
   if (file) {
     if (!blobs) throw new EngineError('ImportStorageMissing', 'a file import needs blob storage');
     await takeInFile(
@@ -59,6 +64,7 @@ export async function runImport(
         run,
         frameRecords: config.importBatchSize,
         retentionSeconds: config.importFiles.retentionSeconds,
+        webhooks: config.webhooks,
       },
       file,
     );
@@ -109,7 +115,7 @@ async function fileRecords(
   taken: ImportFileRow,
   run: TaskRun,
 ): Promise<Readable> {
-  const file = (await findTaskFile(pool, taken.project_id, run.task.id)) ?? taken;
+  const file = (await findUpload(pool, taken.project_id, taken.upload_id)) ?? taken;
   const from = run.task.progress_processed;
   const frames = await framesFrom(pool, file, from);
   const read: FramesRead = { sealedStart: frames[0]?.sealed_start ?? 0, reread: 0 };

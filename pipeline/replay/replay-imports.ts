@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ImportLog, LoggedMessage, LogOffsets, LogPoint } from '../bus/bus.js';
 import { parseTaskMessage } from '../bus/task-message.js';
+import { findUpload } from '../db/import-files.js';
 import {
   advanceReplay,
   findOpenReplay,
@@ -114,23 +115,25 @@ export async function replayImports(
 
   async function replayOne(message: LoggedMessage): Promise<void> {
     const logged = parseTaskMessage(message.body);
-    const usable =
-      !message.again &&
-      logged?.kind === 'import' &&
-      logged.request?.records !== undefined &&
-      logged.project_id === target.project;
+    const ours = !message.again && logged?.kind === 'import' && logged.project_id === target.project;
+    // A file import replays while its file is kept (taken in whole, not yet swept).
+    const uploadId = logged?.request?.source?.upload_id;
+    const file = ours && uploadId ? await findUpload(pool, target.project, uploadId) : undefined;
+    const fileKept = file !== undefined && file.records !== null;
+    const usable = ours && logged?.request !== undefined && (uploadId === undefined || fileKept);
     const upsert = request.upsert ?? logged?.request?.upsert ?? false;
+    const records = logged?.request?.records?.length ?? (fileKept ? Number(file.records) : 0);
     const seen: ReplayedImport = {
       partition: message.partition,
       offset: message.offset,
       logged_at: message.timestamp,
       replay_of: logged?.task_id ?? '',
-      records: logged?.request?.records?.length ?? 0,
+      records,
       upsert,
-      ...(usable ? {} : { skipped: skipReason(message, logged) }),
+      ...(usable ? {} : { skipped: skipReason(message, logged, ours) }),
     };
     counts.messages++;
-    if (request.dryRun || !logged?.request?.records || !usable) {
+    if (request.dryRun || !logged?.request || !usable) {
       if (!usable) counts.skipped++;
       else {
         counts.tasks++; // would be made
@@ -140,7 +143,15 @@ export async function replayImports(
       events.onProgress?.(progress());
       return;
     }
-    const loggedRequest = { ...logged.request, records: logged.request.records };
+    const {
+      records: loggedRecords,
+      secrets,
+      source,
+      format,
+      compression,
+      csv,
+      ...loggedRequest
+    } = logged.request;
     const made = await withTransaction(pool, async (client) => {
       const position = await lockReplay(client, replayId);
       if (BigInt(message.offset) < BigInt(position[message.partition] ?? '0')) return undefined; // done before
@@ -151,8 +162,16 @@ export async function replayImports(
           identifier: loggedRequest.identifier,
           upsert,
           ...(loggedRequest.dry_run ? { dry_run: true } : {}),
-          records: loggedRequest.records,
-          secrets: loggedRequest.secrets,
+          ...(loggedRecords
+            ? { records: loggedRecords, secrets }
+            : {
+                file: {
+                  source: { upload_id: uploadId as string },
+                  format: format as string,
+                  ...(compression ? { compression } : {}),
+                  ...(csv ? { csv } : {}),
+                },
+              }),
           // The first import of the request: its users' ids derive from it (imported-user-id.ts).
           replayOf: logged.replay_of ?? logged.task_id,
         }),
@@ -160,12 +179,12 @@ export async function replayImports(
         { kind: 'import', pendingRecords: undefined },
       );
       const next = (BigInt(message.offset) + 1n).toString();
-      await advanceReplay(client, replayId, message.partition, next, loggedRequest.records.length);
+      await advanceReplay(client, replayId, message.partition, next, records);
       return task;
     });
     if (made) {
       counts.tasks++;
-      counts.records += loggedRequest.records.length;
+      counts.records += records;
     }
     events.onImport?.({ ...seen, ...(made ? { task_id: made.id } : {}) });
     events.onProgress?.(progress());
@@ -178,9 +197,14 @@ export async function replayImports(
 }
 
 /** Why a logged message makes no task. */
-function skipReason(message: LoggedMessage, logged: ReturnType<typeof parseTaskMessage>): string {
+function skipReason(
+  message: LoggedMessage,
+  logged: ReturnType<typeof parseTaskMessage>,
+  ours: boolean,
+): string {
   if (message.again) return 'a task offered again to the workers, not a new request';
-  if (logged?.request?.source) return 'a file import (its file is not replayed yet)';
+  if (ours && logged?.request?.source)
+    return 'a file import whose file is no longer kept (IMPORT_FILE_RETENTION_SECONDS)';
   return logged ? 'another project, or not an import' : 'not a task message';
 }
 

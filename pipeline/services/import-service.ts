@@ -10,14 +10,15 @@ import { withTransaction } from '../db/transaction.js';
 import { ApiError } from '../errors.js';
 import {
   type FileImportRequest,
+  giveFileTo,
   type NewUpload,
+  namedFile,
   newUpload,
-  takeUploadFor,
-  uploadSource,
 } from '../import/file-uploads.js';
 import { type DetailsPage, type FoundDetails, findImportDetails } from '../import/import-details.js';
 import { importTask } from '../import/import-tasks.js';
 import { sealRecords } from '../import/parse-records.js';
+import { urlFiles } from '../import/url-source.js';
 import { admitIn, admitTask } from '../tasks/admit-task.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import type { TaskRequest } from './task-requests.js';
@@ -62,6 +63,7 @@ export function importService({
   blobs,
   taskCreated,
 }: ImportServiceDependencies): ImportService {
+  const urls = urlFiles(config.webhooks);
   const storage = () => {
     if (!blobs)
       throw new ApiError('ImportFilesDisabled', 'file imports need blob storage, which is not configured');
@@ -80,19 +82,10 @@ export function importService({
       };
       let task: TaskRow;
       if (isFileImport(request)) {
-        const store = storage();
-        const source = await uploadSource(pool, store, config, request);
-        const { source: named, format, compression, csv } = request;
-        const file = {
-          source: named,
-          format,
-          ...(compression ? { compression } : {}),
-          ...(csv ? { csv } : {}),
-        };
+        const file = await namedFile(pool, storage(), urls, secrets, config, request);
         task = await withTransaction(pool, async (client) => {
-          const row = await admitIn(client, importTask({ ...asked, file }), limits);
-          const sealed = sealedFileName(config.project.id, row.id);
-          await takeUploadFor(client, config.project.id, named.upload_id, row.id, source, sealed);
+          const row = await admitIn(client, importTask({ ...asked, file: file.request }), limits);
+          await giveFileTo(client, config, file, row.id, sealedFileName(config.project.id, row.id));
           return row;
         });
       } else {

@@ -100,7 +100,7 @@ async function spawnUntilReady(
       await exited;
     },
     stop: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.on('exit', resolve));
       child.kill('SIGTERM');
       await exited;

@@ -1,8 +1,14 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import type { TaskBus } from '../../../pipeline/bus/bus.js';
+import { createLogger } from '../../../pipeline/log.js';
+import { type ReplayedImport, replayImports } from '../../../pipeline/replay/replay-imports.js';
 import { deleteUnnamedTaskFiles, sweepImportFiles } from '../../../pipeline/tasks/retention.js';
 import { useFileImportService } from '../../support/file-imports.js';
+import { testBus } from '../../support/task-endpoints.js';
 import { passwordHashOf } from '../../support/users.js';
 
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';
@@ -290,5 +296,123 @@ describe('a file import waiting for a worker', function () {
       bytes_read: 0,
       bytes_total: content.length,
     });
+  });
+});
+
+describe('file imports from a URL', function () {
+  this.timeout(60_000);
+  // The test's file server listens on this machine: the network policy's allow-list lets it in.
+  const service = useFileImportService({ settings: { webhook_allowed_hosts: '127.0.0.1' } });
+  const file = gzipSync(ndjson(1_000, 20_000));
+  let server: Server;
+  let base = '';
+
+  before(async () => {
+    // A signed URL's store: ranged reads, and nothing without the signature.
+    server = createServer((req, res) => {
+      if (!req.url?.endsWith('?sig=s3cr3t')) {
+        res.writeHead(403).end();
+        return;
+      }
+      const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
+      if (range) {
+        const [start, end] = [Number(range[1]), Math.min(Number(range[2]), file.length - 1)];
+        res
+          .writeHead(206, { 'content-range': `bytes ${start}-${end}/${file.length}` })
+          .end(file.subarray(start, end + 1));
+      } else res.writeHead(200, { 'content-length': file.length }).end(file);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('reads the file at a signed URL, and keeps the URL only sealed', async () => {
+    const done = await service.imports.run({
+      identifier: 'email',
+      source: { url: `${base}/users.ndjson.gz?sig=s3cr3t` },
+      format: 'ndjson',
+    });
+    expect(done.summary).to.include({ total: 1000, inserted: 1000 });
+    const { rows } = await service.db().query(
+      `SELECT (SELECT string_agg(source::text, '') FROM import_files) AS files,
+              coalesce((SELECT string_agg(message, '') FROM task_outbox), '') ||
+              coalesce((SELECT string_agg(message, '') FROM task_queue), '') AS logged`,
+    );
+    expect(rows[0].files).to.include('sealed_url').and.not.include('s3cr3t');
+    expect(rows[0].logged).to.include('upload_').and.not.include('s3cr3t');
+  });
+
+  it('refuses a URL off the network policy, and one that answers an error', async () => {
+    const refused = async (url: string) => {
+      const res = await service.imports.post({ identifier: 'email', source: { url }, format: 'ndjson' });
+      const { error } = JSON.parse(res.body) as { error: { reason: string; message: string } };
+      return [res.statusCode, error.reason, error.message];
+    };
+    expect(await refused('https://10.1.2.3/users.ndjson')).to.deep.equal([
+      400,
+      'ImportSourceRefused',
+      'the source url names an address that is not public',
+    ]);
+    expect(await refused('http://files.example.com/users.ndjson')).to.deep.equal([
+      400,
+      'ImportSourceRefused',
+      'the source url must be an https:// URL',
+    ]);
+    expect(await refused(`${base}/users.ndjson.gz?sig=wrong`)).to.deep.equal([
+      400,
+      'ImportSourceUnreadable',
+      'the source url answered 403',
+    ]);
+  });
+});
+
+describe('a file import replayed', function () {
+  this.timeout(60_000);
+  const service = useFileImportService();
+  let bus: TaskBus | undefined;
+  after(async () => bus?.close());
+
+  const replay = async (from: Date, dryRun: boolean) => {
+    bus ??= testBus('postgres', service.config().kafkaTopicPrefix, service.db(), createLogger('silent'));
+    const seen: ReplayedImport[] = [];
+    const target = {
+      pool: service.db(),
+      log: bus.importLog,
+      bus: 'postgres' as const,
+      groupPrefix: service.config().kafkaTopicPrefix,
+      project: service.config().project.id,
+    };
+    await replayImports(target, { from: { time: from }, dryRun }, { onImport: (i) => seen.push(i) });
+    return seen;
+  };
+
+  it('reads its kept file again, and once the file is swept says it is gone', async () => {
+    const from = new Date(Date.now() - 1000);
+    const id = await service.upload(Buffer.from(ndjson(5, 30_000)));
+    const first = await service.imports.start({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'ndjson',
+    });
+    await service.imports.waitForCompletion(first);
+    await service
+      .db()
+      .query("DELETE FROM users WHERE standard_attributes->>'email' LIKE 'user3000_@files.example.com'");
+
+    const seen = await replay(from, false);
+    expect(seen.map((i) => [i.replay_of, i.records, i.skipped])).to.deep.equal([[first, 5, undefined]]);
+    const again = await service.imports.waitForCompletion(seen[0]?.task_id as string);
+    expect(again.summary).to.include({ inserted: 5 });
+    expect(again.replay_of).to.equal(first);
+
+    await service
+      .db()
+      .query("UPDATE import_files SET kept_until = now() - interval '1 second' WHERE upload_id = $1", [id]);
+    expect(await sweepImportFiles(service.db(), service.blobs())).to.equal(1);
+    const gone = await replay(from, true);
+    expect(gone.filter((i) => i.replay_of === first).map((i) => i.skipped)).to.deep.equal([
+      'a file import whose file is no longer kept (IMPORT_FILE_RETENTION_SECONDS)',
+    ]);
   });
 });
