@@ -5,6 +5,7 @@ import path from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { formatOf, type RecordFormat } from '../records/file-records.js';
 import { COGNITO_NOTICE } from '../records/from/cognito.js';
+import { type ImportPlan, lossesThatStop, planImport, planText } from '../records/import-plan.js';
 import { CliError, EXIT } from './cli-error.js';
 import { exportUsers } from './commands/export.js';
 import { PROJECTS_OPTIONS, PROJECTS_USAGE, projects } from './commands/projects.js';
@@ -15,7 +16,6 @@ import { openRecords } from './files/read-records.js';
 import { createRoles } from './import/create-roles.js';
 import { foreignFile } from './import/foreign-options.js';
 import { importFile } from './import/import-file.js';
-import { type ImportPlan, lossesThatStop, planImport, planText } from './import/import-plan.js';
 import { importServerSide, SERVER_SIDE_BYTES } from './import/server-side-import.js';
 import { connect, type ServiceSettings } from './service-client.js';
 

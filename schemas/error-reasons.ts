@@ -41,6 +41,10 @@ export const ERROR_REASONS = {
     doc: 'An import naming an upload whose URL expired (IMPORT_UPLOAD_SECONDS) before an import named it.',
   },
   ImportUploadTaken: { name: 'Invalid', doc: 'An import naming an upload another import already reads.' },
+  ImportFieldsLost: {
+    name: 'Invalid',
+    doc: "A file import of another system's users that would leave out credentials, identities or roles not named in `from.allow_loss` (`info.fields`); nothing was applied.",
+  },
   ImportSourceRefused: {
     name: 'Invalid',
     doc: 'A file import naming a URL it may not read: not https://, user info, or an address that is not public (WEBHOOK_ALLOWED_HOSTS).',

@@ -17,6 +17,50 @@ export const importFileMembers = {
   },
   format: { enum: ['ndjson', 'json', 'csv'] },
   compression: { enum: ['gzip', 'none'] },
+  /**
+   * Another system's users (docs/file-imports.md): each converted as `userctl import --from` converts
+   * it, with the run's mapping; a member the conversion leaves out that carries a credential, an
+   * identity or a role ends the import before it applies anything, unless `allow_loss` names it.
+   */
+  from: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['system'],
+    properties: {
+      system: { enum: ['auth0', 'firebase', 'cognito', 'clerk', 'keycloak'] },
+      /** Firebase's project hash parameters (its scrypt password hashes need them). */
+      firebase: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['hash_key', 'salt_separator', 'rounds', 'mem_cost'],
+        properties: {
+          hash_key: { type: 'string', minLength: 1, maxLength: 1024 },
+          salt_separator: { type: 'string', maxLength: 1024 },
+          rounds: { type: 'integer', minimum: 1, maximum: 64 },
+          mem_cost: { type: 'integer', minimum: 1, maximum: 64 },
+        },
+      },
+      mapping: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          providers: {
+            type: 'object',
+            maxProperties: 100,
+            additionalProperties: { type: 'string', maxLength: 256 },
+          },
+          roles_from: { type: 'string', maxLength: 256 },
+          groups_from: { type: 'string', maxLength: 256 },
+          attributes: {
+            type: 'object',
+            maxProperties: 100,
+            additionalProperties: { type: 'string', maxLength: 256 },
+          },
+        },
+      },
+      allow_loss: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 256 } },
+    },
+  },
   csv: {
     type: 'object',
     additionalProperties: false,
@@ -51,7 +95,13 @@ export const importRequestSchema = {
     records: { type: 'array', minItems: 1, items: { type: 'object' } },
     ...importFileMembers,
   },
-  dependentRequired: { source: ['format'], format: ['source'], compression: ['source'], csv: ['source'] },
+  dependentRequired: {
+    source: ['format'],
+    format: ['source'],
+    compression: ['source'],
+    csv: ['source'],
+    from: ['source'],
+  },
 } as const;
 
 /** The outcomes of an import's records, as details and summaries name them; `would_` ones are a dry run's. */

@@ -130,6 +130,11 @@ export const openApiDocument = {
               required: ['index', 'outcome', 'record'],
               properties: {
                 index: { type: 'integer' },
+                line: {
+                  type: 'integer',
+                  description:
+                    "A file import's record of an ndjson or CSV file: its line in the file, from 1",
+                },
                 outcome: { enum: importOutcomes },
                 user_id: { type: 'string', format: 'uuid' },
                 record: { type: 'object' },

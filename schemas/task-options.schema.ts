@@ -63,6 +63,7 @@ export const importFileSourceSchema = {
     format: importFileMembers.format,
     compression: importFileMembers.compression,
     columns: importFileMembers.csv.properties.columns,
+    from: importFileMembers.from,
     bytes: { type: 'integer', minimum: 0 },
     snapshot: { type: 'string', minLength: 1 },
     sealed_url: { type: 'string', minLength: 1 },

@@ -91,6 +91,9 @@ function sourceProblem(request: ImportRequest): string | undefined {
   if (request.records && request.source) return '/: records and source exclude each other';
   if (!request.records && !request.source) return "/: must have required property 'records' or 'source'";
   if (request.csv && request.format !== 'csv') return '/csv: only with format csv';
+  if (request.from?.system === 'cognito')
+    return "/from/system: cognito's social users merge into the user of their email across the whole file, which a file import does not hold: import it with userctl import --from cognito";
+  if (request.from && request.csv) return '/csv: not with from (the system names its columns)';
   return undefined;
 }
 

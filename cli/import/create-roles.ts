@@ -1,6 +1,6 @@
+import type { ImportPlan } from '../../records/import-plan.js';
 import { CliError } from '../cli-error.js';
 import type { ServiceClient } from '../service-client.js';
-import type { ImportPlan } from './import-plan.js';
 
 const GRAPHQL = '/_api/admin/graphql';
 

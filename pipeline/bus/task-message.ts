@@ -39,6 +39,7 @@ export interface LoggedImport {
     readonly format?: string;
     readonly compression?: string;
     readonly csv?: { readonly columns: Readonly<Record<string, string>> };
+    readonly from?: unknown;
   };
 }
 

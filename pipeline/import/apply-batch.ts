@@ -12,6 +12,7 @@ import { loadBatchState } from './load-batch-state.js';
 import { planBatch } from './plan-batch.js';
 import { redactRecord } from './secret-members.js';
 import type { PreparedRecord } from './validate-record.js';
+import { unmappedWarning } from './warnings.js';
 import { writeBatchPlan } from './write-batch-plan.js';
 
 /**
@@ -88,12 +89,15 @@ function refusedDetail(record: PreparedRecord, err: unknown): ImportDetail {
     state === UNIQUE_VIOLATION && (err as { table?: unknown }).table === 'identities'
       ? new ApiError('DuplicatedIdentity', 'identity already exists')
       : new ApiError('RecordRefused', refusalMessage(state), { sqlstate: state });
-  return {
-    index: record.index,
-    outcome: 'failed',
-    record: redactRecord(record.raw),
-    errors: [envelopeError(error)],
-  };
+  return noted(
+    {
+      index: record.index,
+      outcome: 'failed',
+      record: redactRecord(record.raw),
+      errors: [envelopeError(error)],
+    },
+    record,
+  );
 }
 
 function refusalMessage(state: string): string {
@@ -115,8 +119,33 @@ async function applyRecords(
   const plan = planBatch(todo, state, options);
   await writeBatchPlan(client, options.project.id, plan, state);
   if (options.recordChanges) await recordUserChanges(client, options.project.id, [...plan.changed.keys()]);
-  await target.keep(client, plan.details, (todo.at(-1)?.index ?? processed) + 1);
-  return plan.details;
+  const details = withFileNotes(plan.details, todo);
+  await target.keep(client, details, (todo.at(-1)?.index ?? processed) + 1);
+  return details;
+}
+
+/**
+ * The details of a file's records with what the file says of each: its line (an ndjson or CSV
+ * file's), and a warning naming the members of another system's user its conversion left out.
+ */
+function withFileNotes(details: ImportDetail[], records: readonly PreparedRecord[]): ImportDetail[] {
+  if (records.every((r) => r.line === undefined && r.unmapped === undefined)) return details;
+  const byIndex = new Map(records.map((r) => [r.index, r]));
+  return details.map((d) => noted(d, byIndex.get(d.index)));
+}
+
+/** A detail with its record's line and left-out members (a warning), when it has them. */
+function noted(detail: ImportDetail, record: PreparedRecord | undefined): ImportDetail {
+  if (!record || (record.line === undefined && record.unmapped === undefined)) return detail;
+  const { index, warnings, ...rest } = detail;
+  const left = record.unmapped ? [unmappedWarning(record.unmapped)] : [];
+  const all = [...(warnings ?? []), ...left];
+  return {
+    index,
+    ...(record.line === undefined ? {} : { line: record.line }),
+    ...rest,
+    ...(all.length > 0 ? { warnings: all } : {}),
+  };
 }
 
 /**
@@ -136,10 +165,11 @@ export async function saveDetails(
   await copyRows(
     client,
     'import_details',
-    ['task_id', 'index', 'outcome', 'user_id', 'record', 'warnings', 'errors'],
+    ['task_id', 'index', 'line', 'outcome', 'user_id', 'record', 'warnings', 'errors'],
     details.map((d) => [
       attempt.id,
       d.index,
+      d.line,
       d.outcome,
       d.user_id,
       storableJson(d.record),

@@ -45,6 +45,7 @@ export async function* frameRecords(
   const last = frames[frames.length - 1];
   if (!first || !last || !file.sealed_blob || !file.source) return;
   const name = positionName(file.source.format);
+  const wrapped = file.source.from !== undefined;
   const input = await blobs.read(file.sealed_blob, signal, {
     offset: first.sealed_start,
     count: last.sealed_start + last.sealed_bytes - first.sealed_start,
@@ -59,21 +60,29 @@ export async function* frameRecords(
         read.reread++;
         continue;
       }
-      yield recordOf(index++, line, name);
+      yield recordOf(index++, line, name, wrapped);
     }
   }
 }
 
-/** A frame's line as an import record: its JSON, or its problem (naming its place in the file). */
-function recordOf(index: number, line: string, name: 'line' | 'index'): IndexedRecord {
+/**
+ * A frame's line as an import record: its JSON, or its problem (naming its place in the file). A
+ * converted user of another system's file (`wrapped`) is `{"r": record, "u": [members left out]}`.
+ */
+function recordOf(index: number, line: string, name: 'line' | 'index', wrapped: boolean): IndexedRecord {
   const tab = line.indexOf('\t');
   const position = line.slice(0, tab);
   const body = line.slice(tab + 1);
-  if (body.startsWith('!')) return { index, raw: null, problem: `${name} ${position}: ${body.slice(1)}` };
+  const at = name === 'line' ? { line: Number(position) } : {};
+  if (body.startsWith('!'))
+    return { index, raw: null, problem: `${name} ${position}: ${body.slice(1)}`, ...at };
   try {
-    return { index, raw: JSON.parse(body) };
+    const value: unknown = JSON.parse(body);
+    if (!wrapped) return { index, raw: value, ...at };
+    const { r, u } = value as { r: unknown; u: string[] };
+    return { index, raw: r, ...at, ...(u.length > 0 ? { unmapped: u } : {}) };
   } catch (err) {
-    return { index, raw: null, problem: `${name} ${position}: not JSON: ${(err as Error).message}` };
+    return { index, raw: null, problem: `${name} ${position}: not JSON: ${(err as Error).message}`, ...at };
   }
 }
 

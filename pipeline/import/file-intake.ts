@@ -1,6 +1,7 @@
 import { type Readable, Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import { createGunzip, gzip } from 'node:zlib';
+import { type ImportPlan, lossesThatStop, PlanTally } from '../../records/import-plan.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import type { WebhookConfig } from '../config.js';
 import {
@@ -15,11 +16,12 @@ import {
 import type { Pool } from '../db/pool.js';
 import { lockImportProgress } from '../db/tasks/progress.js';
 import { withTransaction } from '../db/transaction.js';
-import { AttemptLost } from '../errors.js';
+import { ApiError, AttemptLost } from '../errors.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { frameLine } from './file-frames.js';
 import { type FileLine, fileLines } from './file-lines.js';
+import { foreignLines } from './foreign-lines.js';
 import { urlFiles } from './url-source.js';
 
 const gzipped = promisify(gzip);
@@ -68,12 +70,19 @@ export async function takeInFile(context: IntakeContext, file: ImportFileRow): P
     if (storeFault) throw storeFault;
     return `the file cannot be read past byte ${counted.bytes()} of ${source.bytes}: ${err.message}`;
   };
+  const tally = source.from ? new PlanTally() : undefined;
+  const lines =
+    source.from && tally
+      ? foreignLines(text, { format: source.format, from: source.from }, unreadable, tally)
+      : fileLines(text, source, unreadable);
   let index = 0;
-  for await (const line of fileLines(text, source, unreadable)) {
+  for await (const line of lines) {
     if (index++ < writer.records) continue; // taken in by an earlier attempt
     await writer.add(line, counted.bytes());
   }
   if (storeFault) throw storeFault;
+  // Another system's users: a loss no one accepted ends the import before it applies anything.
+  if (tally) refuseLosses(tally.plan(), source.from?.allow_loss ?? []);
   await writer.close(counted.bytes());
   await finishIntake(pool, file, writer.records, context.retentionSeconds);
   run.log.info({ records: writer.records, bytes: source.bytes }, 'file taken in');
@@ -100,6 +109,18 @@ async function openFile(context: IntakeContext, file: ImportFileRow): Promise<Re
   });
   body.once('close', () => void urls.close());
   return body;
+}
+
+/** Throws ImportFieldsLost when the users carry members the import would lose that are not allowed. */
+function refuseLosses(plan: ImportPlan, allowed: readonly string[]): void {
+  const losses = lossesThatStop(plan, new Set(allowed));
+  if (losses.length === 0) return;
+  throw new ApiError(
+    'ImportFieldsLost',
+    `the users carry members the import would leave out: ${losses.map((f) => f.field).join(', ')}; ` +
+      'name each in from.allow_loss to import without it',
+    { fields: losses.map((f) => ({ field: f.field, records: f.records, dropped: f.dropped })) },
+  );
 }
 
 /** A stream's bytes as they pass, counted. */

@@ -95,12 +95,24 @@ export async function namedFile(
   const compression =
     request.compression ??
     (where.bytes >= GZIP_MAGIC.length && GZIP_MAGIC.equals(await head()) ? 'gzip' : 'none');
-  const { format, csv } = request;
+  const { format, csv, from } = request;
   return {
     uploadId,
     byUrl: url !== undefined,
-    source: { ...found, format, compression, ...(csv ? { columns: csv.columns } : {}) },
-    request: { source: { upload_id: uploadId }, format, compression, ...(csv ? { csv } : {}) },
+    source: {
+      ...found,
+      format,
+      compression,
+      ...(csv ? { columns: csv.columns } : {}),
+      ...(from ? { from } : {}),
+    },
+    request: {
+      source: { upload_id: uploadId },
+      format,
+      compression,
+      ...(csv ? { csv } : {}),
+      ...(from ? { from } : {}),
+    },
   };
 }
 

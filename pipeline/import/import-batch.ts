@@ -10,6 +10,8 @@ import type { ImportWarning } from './warnings.js';
 /** The result of one record, as stored in import_details and shown by the status endpoint. */
 export interface ImportDetail {
   readonly index: number;
+  /** A record of an ndjson or CSV file: its line in the file. */
+  readonly line?: number;
   readonly outcome: ImportOutcome;
   readonly user_id?: string;
   readonly record: unknown;

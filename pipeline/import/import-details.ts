@@ -6,6 +6,7 @@ import type { ImportDetail } from './import-batch.js';
 
 interface DetailRow {
   index: number;
+  line: number | null;
   record: unknown;
   outcome: ImportDetail['outcome'];
   user_id: string | null;
@@ -37,7 +38,7 @@ export async function findImportDetails(
   page: DetailsPage & { readonly limit: number },
 ): Promise<FoundDetails> {
   const { rows } = await db.query<DetailRow>(
-    `SELECT index, record, outcome, user_id, warnings, errors FROM import_details
+    `SELECT index, line, record, outcome, user_id, warnings, errors FROM import_details
       WHERE task_id = $1 AND ($2::text IS NULL OR outcome = $2)
       ORDER BY index OFFSET $3 LIMIT $4`,
     [taskId, page.outcome ?? null, page.offset ?? 0, page.limit + 1],
@@ -53,7 +54,7 @@ export async function findImportDetails(
 export function streamImportDetailLines(client: PoolClient, taskId: string): Readable {
   const rows = streamRows(
     client,
-    `SELECT '{"index":' || index || ',"record":' || record::text || ',"outcome":' || to_json(outcome)::text
+    `SELECT '{"index":' || index || coalesce(',"line":' || line, '') || ',"record":' || record::text || ',"outcome":' || to_json(outcome)::text
             || coalesce(',"user_id":"' || user_id || '"', '')
             || coalesce(',"warnings":' || warnings::text, '')
             || coalesce(',"errors":' || errors::text, '') || E'}\\n' AS line
@@ -69,6 +70,7 @@ export function streamImportDetailLines(client: PoolClient, taskId: string): Rea
 function detailOf(d: DetailRow): ImportDetail {
   return {
     index: d.index,
+    ...(d.line === null ? {} : { line: d.line }),
     record: d.record,
     outcome: d.outcome,
     ...(d.user_id ? { user_id: d.user_id } : {}),

@@ -1,4 +1,4 @@
-import type { ImportTaskOptions } from '../../schemas/index.js';
+import type { ImportFileSource, ImportTaskOptions } from '../../schemas/index.js';
 import { newTaskId } from '../../schemas/task-id.js';
 import { importMessage } from '../bus/task-message.js';
 import type { IdempotencyKey, NewTask, RequestedBy } from '../db/tasks/admission.js';
@@ -10,6 +10,8 @@ export interface ImportFileRequest {
   readonly format: string;
   readonly compression?: string;
   readonly csv?: { readonly columns: Readonly<Record<string, string>> };
+  /** Another system's users, and how they are converted. */
+  readonly from?: ImportFileSource['from'];
 }
 
 /** An import request to run as a task: its records' secret members already sealed, or its file. */

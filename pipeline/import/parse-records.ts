@@ -11,6 +11,10 @@ export interface IndexedRecord {
   readonly raw: unknown;
   /** Why a record of a file could not be read (it fails alone); its `raw` is then null. */
   readonly problem?: string;
+  /** A record of an ndjson or CSV file: its line in the file, counted from 1. */
+  readonly line?: number;
+  /** Another system's user: the members of it its conversion left out. */
+  readonly unmapped?: readonly string[];
 }
 
 /**

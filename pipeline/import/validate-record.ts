@@ -120,6 +120,10 @@ export interface PreparedRecord {
   readonly checked: ReturnType<RecordValidator>;
   /** The index of the nearest earlier record of the request with the same identifier value. */
   readonly repeats?: number;
+  /** A record of an ndjson or CSV file: its line. */
+  readonly line?: number;
+  /** Another system's user: the members of it its conversion left out. */
+  readonly unmapped?: readonly string[];
 }
 
 /**
@@ -131,7 +135,12 @@ export function prepareRecord(record: IndexedRecord, validate: RecordValidator):
   let checked: ReturnType<RecordValidator>;
   if (record.problem !== undefined) {
     const cause = { location: '', kind: 'unreadable', details: { message: record.problem } };
-    return { index: record.index, raw: record.raw, checked: { ok: false, error: validationFailed([cause]) } };
+    return {
+      index: record.index,
+      raw: record.raw,
+      checked: { ok: false, error: validationFailed([cause]) },
+      ...fileNotes(record),
+    };
   }
   try {
     checked = validate(record.raw);
@@ -143,7 +152,15 @@ export function prepareRecord(record: IndexedRecord, validate: RecordValidator):
       ]),
     };
   }
-  return { index: record.index, raw: record.raw, checked };
+  return { index: record.index, raw: record.raw, checked, ...fileNotes(record) };
+}
+
+/** What a record of a file carries beside itself: its line, the members its conversion left out. */
+function fileNotes(record: IndexedRecord): Pick<PreparedRecord, 'line' | 'unmapped'> {
+  return {
+    ...(record.line === undefined ? {} : { line: record.line }),
+    ...(record.unmapped === undefined ? {} : { unmapped: record.unmapped }),
+  };
 }
 
 /** The causes a failed record's detail lists; the rest are counted in `causes_omitted`. */

@@ -84,3 +84,8 @@ function customAttributeWarnings(record: ImportRecord, project: ProjectConfig): 
     .filter((name) => !project.customAttributes.has(name))
     .map((name) => ({ message: `custom_attributes.${name} is not defined.` }));
 }
+
+/** The warning of another system's user whose conversion left members out (`from`): their paths. */
+export function unmappedWarning(unmapped: readonly string[]): ImportWarning {
+  return { message: `members of the source user left out: ${unmapped.join(', ')}.` };
+}

@@ -150,6 +150,7 @@ export async function replayImports(
       format,
       compression,
       csv,
+      from: convertedFrom,
       ...loggedRequest
     } = logged.request;
     const made = await withTransaction(pool, async (client) => {
@@ -170,6 +171,7 @@ export async function replayImports(
                   format: format as string,
                   ...(compression ? { compression } : {}),
                   ...(csv ? { csv } : {}),
+                  ...(convertedFrom ? { from: convertedFrom } : {}),
                 },
               }),
           // The first import of the request: its users' ids derive from it (imported-user-id.ts).

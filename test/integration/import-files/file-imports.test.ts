@@ -23,6 +23,7 @@ function ndjson(n: number, from = 0): string {
 
 type Detail = {
   index: number;
+  line?: number;
   outcome: string;
   errors?: { info?: { causes?: { details: { message: string } }[] } }[];
 };
@@ -102,6 +103,13 @@ describe('file imports', function () {
       'inserted',
     ]);
     expect(why(details[2])).to.match(/^line 3: not JSON/);
+    expect(details.map((d) => [d.index, d.line])).to.deep.equal([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+      [4, 5],
+    ]);
   });
 
   it('applies a JSON array up to where it breaks and fails the rest naming the byte', async () => {
@@ -414,5 +422,71 @@ describe('a file import replayed', function () {
     expect(gone.filter((i) => i.replay_of === first).map((i) => i.skipped)).to.deep.equal([
       'a file import whose file is no longer kept (IMPORT_FILE_RETENTION_SECONDS)',
     ]);
+  });
+});
+
+describe("a file import of another system's users", function () {
+  this.timeout(60_000);
+  const service = useFileImportService();
+  before(async () => {
+    await service
+      .db()
+      .query("INSERT INTO roles (id, project_id, key) VALUES (gen_random_uuid(), $1, 'admin')", [
+        service.config().project.id,
+      ]);
+  });
+  // An Auth0 export's users: a SAML identity has no place here, nor a login count.
+  const auth0 = [
+    {
+      user_id: 'auth0|5f1c0e',
+      email: 'ana@auth0-file.test',
+      name: 'Ana Silva',
+      password_hash: '$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW',
+      app_metadata: { roles: ['admin'] },
+      logins_count: 12,
+      identities: [
+        { provider: 'auth0', user_id: '5f1c0e', connection: 'Username-Password-Authentication' },
+        { provider: 'samlp', user_id: 'ana@corp', connection: 'corp-saml', isSocial: false },
+      ],
+    },
+    { user_id: 'auth0|77aa', email: 'ben@auth0-file.test', name: 'Ben' },
+  ];
+  const file = Buffer.from(auth0.map((u) => JSON.stringify(u)).join('\n'));
+  const request = (id: string, from: Record<string, unknown>) => ({
+    identifier: 'email',
+    source: { upload_id: id },
+    format: 'ndjson',
+    // The tenant keeps its roles in app_metadata (userctl's --roles-from).
+    from: { system: 'auth0', mapping: { roles_from: 'app_metadata/roles' }, ...from },
+  });
+
+  it('ends before applying anything when a credential or identity would be lost unasked', async () => {
+    const done = await service.imports.run(request(await service.upload(file), {}));
+    const error = done.error as { reason: string; info: { fields: { field: string }[] } };
+    expect(error.reason).to.equal('ImportFieldsLost');
+    expect(error.info.fields.map((f) => f.field)).to.deep.equal(['identities/*']);
+    const { rows } = await service
+      .db()
+      .query(
+        "SELECT count(*)::int AS n FROM users WHERE standard_attributes->>'email' LIKE '%auth0-file.test'",
+      );
+    expect(rows[0].n, 'nothing applied').to.equal(0);
+  });
+
+  it('converts each user as userctl does, and names what it left out in a warning', async () => {
+    const done = await service.imports.run(
+      request(await service.upload(file), { allow_loss: ['identities'] }),
+    );
+    expect(done.summary, JSON.stringify(done.error ?? done.details)).to.include({ inserted: 2, failed: 0 });
+    const details = done.details as { line: number; warnings?: { message: string }[] }[];
+    expect(details.map((d) => d.line)).to.deep.equal([1, 2]);
+    expect(details[0]?.warnings, JSON.stringify(details)).to.deep.include({
+      message: 'members of the source user left out: user_id, logins_count, identities/1.',
+    });
+    const { rows } = await service.db().query(
+      `SELECT u.standard_attributes->>'name' AS name, (SELECT count(*)::int FROM user_roles r WHERE r.user_id = u.id) AS roles
+         FROM users u WHERE u.standard_attributes->>'email' = 'ana@auth0-file.test'`,
+    );
+    expect(rows).to.deep.equal([{ name: 'Ana Silva', roles: 1 }]);
   });
 });

@@ -1,4 +1,4 @@
-import type { FileRecord } from '../../records/file-records.js';
+import type { FileRecord } from './file-records.js';
 
 /** One member of another system's users: how many carry it, and how many had it left out. */
 export interface FieldPlan {
@@ -21,6 +21,10 @@ export interface ImportPlan {
   readonly groups: ReadonlyMap<string, number>;
 }
 
+// What an import of another system's users keeps and leaves out, tallied before anything is
+// applied: `userctl import --from` prints it (`--plan`) and stops on a loss; the service's file
+// imports end before their first batch on one (`from.allow_loss`).
+
 /**
  * The members whose loss stops a run unless `--allow-loss` names them: what a user signs in with
  * (passwords and hashes, identities and social logins, second factors, credentials) and what it
@@ -34,35 +38,60 @@ const fieldOf = (path: string) => path.replace(/\/\d+(?=\/|$)/g, '/*');
 
 /** Reads every record of a `--from` file and tallies its members: kept, and left out. */
 export async function planImport(records: AsyncIterable<FileRecord>): Promise<ImportPlan> {
-  const carried = new Map<string, number>();
-  const dropped = new Map<string, number>();
-  const count = (map: Map<string, number>, field: string) => map.set(field, (map.get(field) ?? 0) + 1);
-  const roles = new Map<string, number>();
-  const groups = new Map<string, number>();
-  let total = 0;
-  let unreadable = 0;
-  let merged = 0;
-  for await (const item of records) {
-    total++;
+  const tally = new PlanTally();
+  for await (const item of records) tally.add(item);
+  return tally.plan();
+}
+
+/**
+ * The tally of a `--from` file's members, record by record, as the file is read: by `userctl`
+ * before it sends anything, and by the service as it takes a file in, before it applies any.
+ */
+export class PlanTally {
+  private readonly carried = new Map<string, number>();
+  private readonly dropped = new Map<string, number>();
+  private readonly roles = new Map<string, number>();
+  private readonly groups = new Map<string, number>();
+  private total = 0;
+  private unreadable = 0;
+  private merged = 0;
+
+  add(item: FileRecord): void {
+    const count = (map: Map<string, number>, field: string) => map.set(field, (map.get(field) ?? 0) + 1);
+    this.total++;
     if ('problem' in item) {
-      unreadable++;
-      continue;
+      this.unreadable++;
+      return;
     }
-    for (const field of item.source ?? []) count(carried, field);
+    for (const field of item.source ?? []) count(this.carried, field);
     if ('mergedInto' in item) {
-      merged++;
-      continue;
+      this.merged++;
+      return;
     }
-    for (const key of keysOf(item.record.roles)) count(roles, key);
-    for (const key of keysOf(item.record.groups)) count(groups, key);
+    for (const key of keysOf(item.record.roles)) count(this.roles, key);
+    for (const key of keysOf(item.record.groups)) count(this.groups, key);
     for (const field of new Set((item.unmapped ?? []).map(fieldOf))) {
-      count(dropped, field);
-      if (field.includes('/')) count(carried, field);
+      count(this.dropped, field);
+      if (field.includes('/')) count(this.carried, field);
     }
   }
-  const fields = [...carried].map(([field, n]) => ({ field, records: n, dropped: dropped.get(field) ?? 0 }));
-  fields.sort((a, b) => a.field.localeCompare(b.field));
-  return { records: total, unreadable, merged, fields, roles, groups };
+
+  plan(): ImportPlan {
+    const fields = [...this.carried].map(([field, n]) => ({
+      field,
+      records: n,
+      dropped: this.dropped.get(field) ?? 0,
+    }));
+    fields.sort((a, b) => a.field.localeCompare(b.field));
+    return {
+      records: this.total,
+      unreadable: this.unreadable,
+      merged: this.merged,
+      fields,
+      roles: this.roles,
+      groups: this.groups,
+    };
+  }
 }
 
 const keysOf = (list: unknown): string[] =>
