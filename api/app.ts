@@ -22,6 +22,7 @@ import { type ProjectScope, projectOfHost } from './project-scope.js';
 import { requestLog } from './request-log.js';
 import { exportRoutes } from './routes/export.js';
 import { importRoutes } from './routes/import.js';
+import { importUploadRoutes } from './routes/import-uploads.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /** What the facade stands on; built once by main.ts (or a test). */
@@ -85,6 +86,7 @@ export function createApp({
   app.use(errorEnvelope(log));
   for (const routes of [
     router,
+    importUploadRoutes(admin),
     importRoutes(admin),
     exportRoutes(admin),
     webhookRoutes(admin),

@@ -40,6 +40,10 @@ export const ERROR_REASONS = {
     name: 'Invalid',
     doc: 'An import naming an upload whose URL expired (IMPORT_UPLOAD_SECONDS) before an import named it.',
   },
+  ImportUploadBlocksMissing: {
+    name: 'Invalid',
+    doc: 'A commit of an upload written in blocks through the service before every block was staged.',
+  },
   ImportUploadTaken: { name: 'Invalid', doc: 'An import naming an upload another import already reads.' },
   ImportFieldsLost: {
     name: 'Invalid',

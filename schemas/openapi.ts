@@ -263,6 +263,51 @@ export const openApiDocument = {
         },
       },
     },
+    '/_api/admin/users/import/uploads/{upload_id}/blocks/{n}': {
+      put: {
+        summary:
+          'Write block n (from 0) of an open upload through the service, for a client that cannot reach the blob store (the console); at most 8 MiB a block, 50,000 blocks (HTTPS only)',
+        parameters: [
+          { name: 'upload_id', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'n', in: 'path', required: true, schema: { type: 'integer', minimum: 0, maximum: 49999 } },
+        ],
+        requestBody: {
+          required: true,
+          content: { 'application/octet-stream': { schema: { type: 'string' } } },
+        },
+        responses: {
+          '204': { description: 'The block is staged' },
+          '400': errorResponse(
+            'A malformed id or block number (BadRequest); the upload expired or an import reads it (ImportUploadExpired, ImportUploadTaken)',
+          ),
+          '404': errorResponse('No such upload in this project (ImportUploadNotFound)'),
+          '413': errorResponse('A block over 8 MiB (RequestEntityTooLarge)'),
+          ...common,
+        },
+      },
+    },
+    '/_api/admin/users/import/uploads/{upload_id}/commit': {
+      post: {
+        summary: "Commit blocks 0..blocks-1 written through the service as the upload's file (HTTPS only)",
+        parameters: [{ name: 'upload_id', in: 'path', required: true, schema: { type: 'string' } }],
+        requestBody: {
+          required: true,
+          content: json({
+            type: 'object',
+            required: ['blocks'],
+            properties: { blocks: { type: 'integer', minimum: 1, maximum: 50000 } },
+          }),
+        },
+        responses: {
+          '204': { description: 'The upload holds the file' },
+          '400': errorResponse(
+            'A block missing (ImportUploadBlocksMissing), a malformed body (ValidationFailed); the upload expired or an import reads it',
+          ),
+          '404': errorResponse('No such upload in this project (ImportUploadNotFound)'),
+          ...common,
+        },
+      },
+    },
     '/_api/admin/users/import/{id}': {
       get: {
         summary: 'Read an import task: progress, then summary and details',

@@ -52,13 +52,6 @@ export function importRoutes(admin: readonly Middleware[]): Router {
     ctx.body = createdTask(task);
   });
 
-  // An upload for a file import (docs/file-imports.md): a write-only URL of one blob, which an
-  // import then names as its `source`. No body.
-  router.post('/_api/admin/users/import/uploads', requireHttps, ...admin, async (ctx) => {
-    const { imports } = scopeOf(ctx);
-    ctx.body = await imports.newUpload();
-  });
-
   router.get('/_api/admin/users/import', requireHttps, ...admin, boundedReads, async (ctx) => {
     const { imports } = scopeOf(ctx);
     const page = taskListPage(ctx.query, (message) => new ImportRequestError(400, message));

@@ -1,6 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { BlockBlobClient } from '@azure/storage-blob';
+import { uploadBlockId } from '../../pipeline/blob/task-files.js';
 import { CliError, EXIT } from '../cli-error.js';
 import { count, type Progress, progressOnStderr } from '../progress.js';
 import { errorMessage, type ServiceClient } from '../service-client.js';
@@ -111,7 +112,7 @@ async function uploadFile(
     const blocks = Math.max(Math.ceil(size / BLOCK_BYTES), 1);
     await stageBlocks(blob, state, file, size, blocks, progress);
     try {
-      await blob.commitBlockList(Array.from({ length: blocks }, (_, i) => blockId(i)));
+      await blob.commitBlockList(Array.from({ length: blocks }, (_, i) => uploadBlockId(i)));
       return upload;
     } catch (err) {
       const code = (err as { code?: string }).code;
@@ -158,7 +159,7 @@ async function stageBlocks(
         const length = Math.min(BLOCK_BYTES, size - block * BLOCK_BYTES);
         const buffer = Buffer.alloc(Math.max(length, 0));
         if (length > 0) await handle.read(buffer, 0, length, block * BLOCK_BYTES);
-        await blob.stageBlock(blockId(block), buffer, buffer.length);
+        await blob.stageBlock(uploadBlockId(block), buffer, buffer.length);
         done.add(block);
         let staged = state.staged;
         while (done.delete(staged)) staged++;
@@ -170,11 +171,6 @@ async function stageBlocks(
   } finally {
     await handle.close();
   }
-}
-
-/** The id of the file's block `i`: of one length for every block, as the store wants. */
-function blockId(i: number): string {
-  return Buffer.from(`block-${String(i).padStart(8, '0')}`).toString('base64');
 }
 
 /** Writes the task's details as the results file (a line per record, in file order); its counts. */

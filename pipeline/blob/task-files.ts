@@ -67,6 +67,14 @@ export function uploadBlobName(projectId: string, uploadId: string): string {
   return `${projectPrefix(projectId)}uploads/${uploadId}`;
 }
 
+/**
+ * The id of block `n` of an upload written in blocks through the service (the console) or by
+ * `userctl`: one length for every block, as the store wants.
+ */
+export function uploadBlockId(n: number): string {
+  return Buffer.from(`block-${String(n).padStart(8, '0')}`).toString('base64');
+}
+
 /** The sealed copy of the file an import task took in: `<project>/imports/<task id>.sealed`. */
 export function sealedFileName(projectId: string, taskId: string): string {
   return `${projectPrefix(projectId)}imports/${taskId}.sealed`;

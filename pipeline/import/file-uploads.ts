@@ -1,7 +1,7 @@
 import type { ImportFileSource, ImportRequest } from '../../schemas/index.js';
 import { newUploadId } from '../../schemas/task-id.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
-import { uploadBlobName } from '../blob/task-files.js';
+import { uploadBlobName, uploadBlockId } from '../blob/task-files.js';
 import type { ServiceConfig } from '../config.js';
 import { findUpload, insertNamedFile, insertUpload, takeUpload } from '../db/import-files.js';
 import type { Queryable } from '../db/pool.js';
@@ -145,6 +145,60 @@ export async function giveFileTo(
   if (!upload) throw new ApiError('ImportUploadNotFound', 'no such upload');
   usable(upload);
   throw new ApiError('ImportUploadTaken', 'another import reads this upload');
+}
+
+/** The largest block of an upload written through the service (the console's). */
+export const UPLOAD_BLOCK_BYTES = 8 * 1024 * 1024;
+/** The most blocks an upload written through the service has (the store's limit of a blob). */
+export const UPLOAD_BLOCKS = 50_000;
+
+/**
+ * Stages block `n` of an upload written through the service rather than through its URL (the
+ * console's, whose page may reach only its own origin). The upload must still be open: this
+ * project's, unexpired, named by no import.
+ */
+export async function stageUploadBlock(
+  db: Queryable,
+  blobs: BlobStorage,
+  config: ServiceConfig,
+  uploadId: string,
+  n: number,
+  block: Buffer,
+): Promise<void> {
+  const upload = await openUpload(db, config, uploadId);
+  await blobs.stageBlock(upload.upload_blob, uploadBlockId(n), block);
+}
+
+/** Commits blocks 0..blocks-1 staged by stageUploadBlock as the upload's file. */
+export async function commitUploadBlocks(
+  db: Queryable,
+  blobs: BlobStorage,
+  config: ServiceConfig,
+  uploadId: string,
+  blocks: number,
+): Promise<void> {
+  const upload = await openUpload(db, config, uploadId);
+  const ids = Array.from({ length: blocks }, (_, n) => uploadBlockId(n));
+  await blobs
+    .commitBlocks(upload.upload_blob, ids, {
+      contentType: 'application/octet-stream',
+      contentDisposition: 'attachment',
+    })
+    .catch((err: unknown) => {
+      if ((err as { code?: string }).code === 'InvalidBlockList')
+        throw new ApiError('ImportUploadBlocksMissing', `not every block from 0 to ${blocks - 1} was staged`);
+      throw err;
+    });
+}
+
+/** The project's upload that can still be written: unexpired and named by no import. */
+async function openUpload(db: Queryable, config: ServiceConfig, uploadId: string) {
+  const upload = await findUpload(db, config.project.id, uploadId);
+  if (!upload) throw new ApiError('ImportUploadNotFound', 'no such upload');
+  if (upload.task_id !== null)
+    throw new ApiError('ImportUploadTaken', 'an import reads this upload: it is closed');
+  usable(upload);
+  return upload;
 }
 
 /** Throws when an upload can no longer be named by a new import. */

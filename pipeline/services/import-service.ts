@@ -9,11 +9,13 @@ import { findTask, type TaskRow } from '../db/tasks/task-rows.js';
 import { withTransaction } from '../db/transaction.js';
 import { ApiError } from '../errors.js';
 import {
+  commitUploadBlocks,
   type FileImportRequest,
   giveFileTo,
   type NewUpload,
   namedFile,
   newUpload,
+  stageUploadBlock,
 } from '../import/file-uploads.js';
 import { type DetailsPage, type FoundDetails, findImportDetails } from '../import/import-details.js';
 import { importTask } from '../import/import-tasks.js';
@@ -34,6 +36,10 @@ export interface ImportService {
   start(request: ImportRequest, from: TaskRequest): Promise<TaskRow>;
   /** A new upload for a file import (ImportFilesDisabled without blob storage). */
   newUpload(): Promise<NewUpload>;
+  /** Writes block `n` of an open upload through the service. */
+  stageUploadBlock(uploadId: string, n: number, block: Buffer): Promise<void>;
+  /** Commits blocks 0..blocks-1 of an open upload as its file. */
+  commitUpload(uploadId: string, blocks: number): Promise<void>;
   /** The project's import task (TaskNotFound when there is none, or it is past retention). */
   find(id: string): Promise<TaskRow>;
   /** A page of the project's import tasks, newest first, and the key after its last when more follow. */
@@ -100,6 +106,8 @@ export function importService({
     },
 
     newUpload: () => newUpload(pool, storage(), config),
+    stageUploadBlock: (uploadId, n, block) => stageUploadBlock(pool, storage(), config, uploadId, n, block),
+    commitUpload: (uploadId, blocks) => commitUploadBlocks(pool, storage(), config, uploadId, blocks),
 
     async find(id) {
       const task = await findTask(pool, config.project.id, 'import', id, config.taskRetentionSeconds);

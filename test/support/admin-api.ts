@@ -63,7 +63,7 @@ export async function adminToken(
 /** The facade driven through its request callback, without opening a port. */
 export interface AdminClient {
   request(options: {
-    method: 'GET' | 'POST' | 'DELETE';
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE';
     url: string;
     token?: string | undefined;
     host?: string;
@@ -131,10 +131,14 @@ export function adminClient(
         headers: {
           host,
           ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(body === undefined
+            ? {}
+            : { 'content-type': Buffer.isBuffer(body) ? 'application/octet-stream' : 'application/json' }),
           ...headers,
         },
-        ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+        ...(body === undefined
+          ? {}
+          : { payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) }),
       });
     },
     async graphql(query, variables = {}, token) {

@@ -7,7 +7,9 @@ import type { TaskBus } from '../../../pipeline/bus/bus.js';
 import { createLogger } from '../../../pipeline/log.js';
 import { type ReplayedImport, replayImports } from '../../../pipeline/replay/replay-imports.js';
 import { deleteUnnamedTaskFiles, sweepImportFiles } from '../../../pipeline/tasks/retention.js';
+import { adminToken } from '../../support/admin-api.js';
 import { useFileImportService } from '../../support/file-imports.js';
+import { HTTPS } from '../../support/imports.js';
 import { testBus } from '../../support/task-endpoints.js';
 import { passwordHashOf } from '../../support/users.js';
 
@@ -488,5 +490,63 @@ describe("a file import of another system's users", function () {
          FROM users u WHERE u.standard_attributes->>'email' = 'ana@auth0-file.test'`,
     );
     expect(rows).to.deep.equal([{ name: 'Ana Silva', roles: 1 }]);
+  });
+});
+
+describe('a file written in blocks through the service (the console)', function () {
+  this.timeout(60_000);
+  const service = useFileImportService();
+  const call = async (method: 'PUT' | 'POST', url: string, body?: unknown) =>
+    service.client().request({ method, url, token: await adminToken(service.keys()), headers: HTTPS, body });
+
+  it('stages each block, commits them, and the import reads the file', async () => {
+    const upload = (await service.newUpload()).body.upload_id as string;
+    const file = Buffer.from(ndjson(300, 40_000));
+    const third = Math.ceil(file.length / 3);
+    const base = `/_api/admin/users/import/uploads/${upload}`;
+    // The blocks arrive in any order; the commit puts them in theirs.
+    for (const n of [2, 0, 1]) {
+      const res = await call('PUT', `${base}/blocks/${n}`, file.subarray(n * third, (n + 1) * third));
+      expect(res.statusCode, res.body).to.equal(204);
+    }
+    const missing = await call('POST', `${base}/commit`, { blocks: 4 });
+    expect([missing.statusCode, JSON.parse(missing.body).error.reason]).to.deep.equal([
+      400,
+      'ImportUploadBlocksMissing',
+    ]);
+    expect((await call('POST', `${base}/commit`, { blocks: 3 })).statusCode).to.equal(204);
+    const done = await service.imports.run({
+      identifier: 'email',
+      source: { upload_id: upload },
+      format: 'ndjson',
+    });
+    expect(done.summary).to.include({ inserted: 300, failed: 0 });
+    // Once an import reads it, the upload is closed.
+    const late = await call('PUT', `${base}/blocks/3`, Buffer.from('{}'));
+    expect([late.statusCode, JSON.parse(late.body).error.reason]).to.deep.equal([400, 'ImportUploadTaken']);
+  });
+
+  it('refuses a block over 8 MiB with 413 naming the limit, and an upload of another id', async () => {
+    const upload = (await service.newUpload()).body.upload_id as string;
+    const big = await call(
+      'PUT',
+      `/_api/admin/users/import/uploads/${upload}/blocks/0`,
+      Buffer.alloc(8 * 1024 * 1024 + 1),
+    );
+    const { error } = JSON.parse(big.body) as { error: { reason: string; info: { limit: number } } };
+    expect([big.statusCode, error.reason, error.info.limit]).to.deep.equal([
+      413,
+      'RequestEntityTooLarge',
+      8 * 1024 * 1024,
+    ]);
+    const other = await call(
+      'PUT',
+      `/_api/admin/users/import/uploads/upload_${'C'.repeat(32)}/blocks/0`,
+      Buffer.from('x'),
+    );
+    expect([other.statusCode, JSON.parse(other.body).error.reason]).to.deep.equal([
+      404,
+      'ImportUploadNotFound',
+    ]);
   });
 });
