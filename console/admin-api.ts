@@ -35,7 +35,7 @@ function problemOf(status: number, body: unknown, retryAfter: string | null): Ap
 
 /** Calls the admin API; throws ApiProblem for any answer but 2xx. */
 export async function call<T>(
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
@@ -50,7 +50,7 @@ export function readText(path: string): Promise<string> {
 }
 
 async function send(
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
@@ -62,10 +62,14 @@ async function send(
       method,
       headers: {
         ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...(body === undefined
+          ? {}
+          : { 'Content-Type': body instanceof Blob ? 'application/octet-stream' : 'application/json' }),
         ...headers,
       },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === 'string' || body instanceof Blob ? body : JSON.stringify(body) }),
     });
   } catch (err) {
     throw new ApiProblem(0, 'Unreachable', `the service did not answer (${(err as Error).message})`);
@@ -104,7 +108,13 @@ export interface Task {
   readonly completed_at?: string;
   readonly failed_at?: string;
   readonly error?: { reason: string; message: string };
-  readonly progress?: { processed: number; total: number };
+  readonly progress?: {
+    processed: number;
+    total: number;
+    /** A file import: bytes of its upload taken in, of its size. */
+    bytes_read?: number;
+    bytes_total?: number;
+  };
   readonly summary?: Record<string, number>;
   readonly details?: Detail[];
   readonly details_next?: string;
@@ -119,6 +129,8 @@ export interface Task {
 /** An import record's outcome. */
 export interface Detail {
   readonly index: number;
+  /** A file import's record of an ndjson or CSV file: its line. */
+  readonly line?: number;
   readonly outcome: string;
   readonly user_id?: string;
   readonly record: unknown;

@@ -16,11 +16,16 @@ import { importRecordSchema } from '../schemas/import-record.schema.js';
 import { count, h, labelled, show, table } from './dom.js';
 import { outcomesView } from './import-outcomes.js';
 import { causeInWords } from './reason-words.js';
+import { sendFileImport } from './send-file-import.js';
 import { sendImport } from './send-import.js';
 import { startedImports, startedImportsView } from './started-imports.js';
 
-/** The largest file the console reads (it holds the file in the tab); larger ones: `userctl import`. */
+/**
+ * The largest file the console reads in the tab; a larger one is written to an upload and imported
+ * by the service as one task (send-file-import.ts), previewed from its first PREVIEW_BYTES.
+ */
 const MAX_FILE_BYTES = 100 * 1024 * 1024;
+const PREVIEW_BYTES = 1024 * 1024;
 /** Records shown in the preview, and problems listed before sending. */
 const PREVIEW = 5;
 const PROBLEMS_SHOWN = 50;
@@ -54,6 +59,8 @@ const MEMBERS = Object.keys(importRecordSchema.properties).sort();
 export function importScreen(main: HTMLElement, fail: (err: unknown) => void): void {
   let text = '';
   let fileName = '';
+  /** A file over MAX_FILE_BYTES: only its first lines are in `text`; the service reads the rest. */
+  let whole: File | undefined;
   let mapping: Record<string, string> = {};
   let records: FileRecord[] = [];
 
@@ -99,8 +106,9 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
     try {
       const chosen = format.value as RecordFormat;
       const system = source.value as ForeignSystem | '';
+      // The first megabyte of a large JSON array is no document of its own: the service reads it.
       records =
-        text === ''
+        text === '' || (whole && chosen === 'json')
           ? []
           : system
             ? foreignTextRecords(text, chosen, system, csvRows)
@@ -194,7 +202,10 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
       h(
         'p',
         {},
-        `${count(records.length)} records in ${fileName}; ${count(problems.length)} with problems` +
+        (whole
+          ? `${fileName} is ${count(Math.round(whole.size / 1024 / 1024))} MB: the service imports it as one task; ` +
+            `its first ${count(records.length)} records here, ${count(problems.length)} with problems`
+          : `${count(records.length)} records in ${fileName}; ${count(problems.length)} with problems`) +
           (merged > 0 ? `; ${count(merged)} merged into the user of their email` : '') +
           (dropped > 0
             ? `; ${count(dropped)} with members of the source left out (userctl import --plan names them)`
@@ -214,23 +225,17 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
           ),
         ),
     );
-    dryRun.disabled = run.disabled = records.length === 0;
+    dryRun.disabled = run.disabled = records.length === 0 && !whole;
   };
 
   const load = async (chosen: File) => {
-    if (chosen.size > MAX_FILE_BYTES) {
-      show(
-        preview,
-        h(
-          'p',
-          { class: 'error' },
-          `The file is over ${MAX_FILE_BYTES / 1024 / 1024} MB: import it with userctl import.`,
-        ),
-      );
-      return;
-    }
+    whole = chosen.size > MAX_FILE_BYTES ? chosen : undefined;
     fileName = chosen.name;
-    text = await chosen.text();
+    if (whole) {
+      // Its first complete lines, for the preview and a CSV's header.
+      const head = await chosen.slice(0, PREVIEW_BYTES).text();
+      text = head.slice(0, head.lastIndexOf('\n') + 1);
+    } else text = await chosen.text();
     format.value = formatOf(chosen.name);
     mapping = {};
     renderMapping();
@@ -270,6 +275,10 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
     });
     const counts = h('div', { class: 'counts', id: 'import-counts' });
     show(progress, h('h3', {}, dry ? 'Dry run' : 'Import'), bar, counts);
+    if (whole) {
+      await sendWhole(whole, dry, bar, counts);
+      return;
+    }
     const chunks: RequestChunk[] = [];
     for await (const chunk of requestChunks(
       (async function* () {
@@ -303,6 +312,40 @@ export function importScreen(main: HTMLElement, fail: (err: unknown) => void): v
       void startedImportsView().then((view) => show(previous, view));
     }
   };
+  /** A file over the in-tab limit: uploaded, and imported by the service as one task. */
+  const sendWhole = async (chosen: File, dry: boolean, bar: HTMLProgressElement, counts: HTMLElement) => {
+    const system = source.value;
+    const request = {
+      identifier: identifier.value,
+      upsert: upsert.checked,
+      ...(dry ? { dry_run: true } : {}),
+      format: format.value,
+      ...(format.value === 'csv' && !system ? { csv: { columns: mapping } } : {}),
+      ...(system ? { from: { system } } : {}),
+    };
+    const entry = startedImports.begin(fileName, dry);
+    try {
+      const result = await sendFileImport(chosen, request, {
+        onTask: (id) => startedImports.taskStarted(entry, id),
+        onProgress: (p) => {
+          bar.max = Math.max(p.total, 1);
+          bar.value = p.done;
+          const unit = p.phase === 'applying' ? 'records' : 'bytes';
+          show(
+            counts,
+            h('div', {}, h('strong', {}, `${count(p.done)} of ${count(p.total)} ${unit}`), p.phase),
+          );
+        },
+      });
+      show(outcomes, ...outcomesView(dry, result, fileName));
+    } catch (err) {
+      fail(err);
+    } finally {
+      dryRun.disabled = run.disabled = false;
+      void startedImportsView().then((view) => show(previous, view));
+    }
+  };
+
   dryRun.addEventListener('click', () => void send(true));
   run.addEventListener('click', () => void send(false));
 

@@ -145,7 +145,7 @@ async function post(body: string, key: string): Promise<Task> {
  * Every detail of a completed import: its results file in one read when it has one, else page
  * after page.
  */
-async function allDetails(task: Task): Promise<Detail[]> {
+export async function allDetails(task: Task): Promise<Detail[]> {
   if (task.results_url) {
     return resultsLines<Detail>(await readText(`/_api/admin/users/import/${task.id}/results`));
   }
@@ -159,7 +159,7 @@ async function allDetails(task: Task): Promise<Detail[]> {
   return details;
 }
 
-function outcomeOf(detail: Detail): Omit<Outcome, 'position'> {
+export function outcomeOf(detail: Detail): Omit<Outcome, 'position'> {
   return {
     outcome: detail.outcome,
     ...(detail.user_id ? { user_id: detail.user_id } : {}),

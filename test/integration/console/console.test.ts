@@ -371,6 +371,30 @@ describe('web console', function () {
     expect(merged).to.include('1 merged into the user of their email');
     expect(merged).to.include('"provider_subject_id": "9"');
   });
+
+  it('imports a file over its in-tab limit as one task of the service, uploaded in blocks', async () => {
+    // Three users, then a blank line of 101 MiB (skipped as blank): over the tab's 100 MB.
+    const big = path.join(files, 'big.ndjson');
+    const users = ['kim', 'lee', 'max'].map((n) => JSON.stringify({ email: `${n}@big.console.test` }));
+    writeFileSync(big, `${users.join('\n')}\n${' '.repeat(101 * 1024 * 1024)}\n`);
+    await open('#/import');
+    const input = (await page().waitForSelector('#import-file')) as ElementHandle<HTMLInputElement>;
+    await page().select('#import-source', '');
+    await input.uploadFile(big);
+    const preview = await textOnceIn(page(), '#import-preview', /the service imports it as one task/);
+    expect(preview).to.include('its first 3 records here');
+    await page().click('#import-run');
+    const ran = await textOnceIn(page(), '#outcome-counts', /inserted/);
+    expect(ran).to.match(/3\s*inserted/);
+    const { rows } = await db().query(
+      "SELECT count(*)::int AS n FROM users WHERE standard_attributes->>'email' LIKE '%@big.console.test'",
+    );
+    expect(rows[0].n).to.equal(3);
+    const { rows: tasks } = await db().query(
+      "SELECT count(*)::int AS n FROM import_files WHERE task_id IS NOT NULL AND (source->>'bytes')::bigint > 100 * 1024 * 1024",
+    );
+    expect(tasks[0].n, 'one task read the whole file').to.equal(1);
+  });
 });
 
 /** Sets each CSV column's member in the mapping table. */
