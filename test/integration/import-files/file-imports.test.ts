@@ -182,6 +182,34 @@ describe('file imports', function () {
       expect([status, error.reason]).to.deep.equal([404, 'ImportUploadNotFound']);
     });
 
+    it("another project's upload, written and open, as if it did not exist", async () => {
+      const upload = `upload_${'D'.repeat(32)}`;
+      const blob = `beta/uploads/${upload}`;
+      await service.blobs().upload(blob, Readable.from([Buffer.from(ndjson(1, 50_000))]), {
+        contentType: 'application/octet-stream',
+        contentDisposition: 'attachment',
+      });
+      await service
+        .db()
+        .query(
+          "INSERT INTO import_files (project_id, upload_id, upload_blob, expires_at) VALUES ('beta', $1, $2, now() + interval '1 hour')",
+          [upload, blob],
+        );
+      const { status, error } = await refused({ source: { upload_id: upload } });
+      expect([status, error.reason]).to.deep.equal([404, 'ImportUploadNotFound']);
+      const block = await service.client().request({
+        method: 'PUT',
+        url: `/_api/admin/users/import/uploads/${upload}/blocks/0`,
+        token: await adminToken(service.keys()),
+        headers: HTTPS,
+        body: Buffer.from('{}'),
+      });
+      expect([block.statusCode, JSON.parse(block.body).error.reason]).to.deep.equal([
+        404,
+        'ImportUploadNotFound',
+      ]);
+    });
+
     it('an upload nothing was written to', async () => {
       const upload = await service.newUpload();
       const { status, error } = await refused({ source: { upload_id: upload.body.upload_id } });
