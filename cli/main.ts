@@ -225,37 +225,25 @@ async function main(argv: string[]): Promise<number> {
       }
       if (values['server-side'] && from)
         throw new CliError('--server-side takes no --from: the service reads records, userctl converts them');
-      if (values['server-side'] || (!from && statSync(base).size >= SERVER_SIDE_BYTES)) {
-        return withClient(settings, (client) =>
-          importServerSide(client, {
-            file: base,
-            format: format as RecordFormat,
-            identifier: values.identifier,
-            upsert: values.upsert,
-            dryRun: values['dry-run'],
-            concurrency,
-            resultsFile: values.results ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.results.ndjson`,
-            stateFile: values.state ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.userctl-state`,
-          }),
-        );
-      }
+      const run = {
+        file: base,
+        format: format as RecordFormat,
+        identifier: values.identifier,
+        upsert: values.upsert,
+        dryRun: values['dry-run'],
+        concurrency,
+        // A dry run keeps its own results and journal: it never stands for the run itself.
+        resultsFile: values.results ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.results.ndjson`,
+        stateFile: values.state ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.userctl-state`,
+      };
+      if (values['server-side'] || (!from && statSync(base).size >= SERVER_SIDE_BYTES))
+        return withClient(settings, (client) => importServerSide(client, run));
       return withClient(settings, async (client) => {
         if (plan && values['create-roles'] && !values['dry-run']) {
           const made = await createRoles(client, plan);
           process.stderr.write(`userctl: ${made} roles and groups made that the project lacked\n`);
         }
-        return importFile(client, {
-          file: base,
-          format: format as RecordFormat,
-          identifier: values.identifier,
-          upsert: values.upsert,
-          dryRun: values['dry-run'],
-          concurrency,
-          // A dry run keeps its own results and journal: it never stands for the run itself.
-          resultsFile: values.results ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.results.ndjson`,
-          stateFile: values.state ?? `${base}${values['dry-run'] ? '.dry-run' : ''}.userctl-state`,
-          ...(from ? { from } : {}),
-        });
+        return importFile(client, { ...run, ...(from ? { from } : {}) });
       });
     }
     case 'export': {

@@ -9,7 +9,7 @@ import {
 } from '../schemas/index.js';
 import type { FirebaseScryptParams } from '../schemas/password-formats.js';
 import { ConfigError } from './errors.js';
-import { networkPolicy } from './webhooks/network-policy.js';
+import { networkPolicy } from './network-policy.js';
 
 export type LoginIdKey = 'email' | 'username' | 'phone';
 
@@ -66,7 +66,7 @@ export interface WebhookConfig {
   readonly retryMaxMs: number;
   readonly giveUpSeconds: number;
   readonly concurrency: number;
-  /** Hosts and CIDRs deliveries may reach besides public addresses (webhooks/network-policy.ts). */
+  /** Hosts and CIDRs deliveries may reach besides public addresses (network-policy.ts). */
   readonly allowedHosts: readonly string[];
 }
 

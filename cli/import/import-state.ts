@@ -35,6 +35,21 @@ export interface RunCounts extends OutcomeCounts {
   unmapped: number;
 }
 
+/** Counts of a run before any record. */
+export function noCounts(): RunCounts {
+  return {
+    inserted: 0,
+    updated: 0,
+    skipped: 0,
+    failed: 0,
+    would_insert: 0,
+    would_update: 0,
+    would_skip: 0,
+    warnings: 0,
+    unmapped: 0,
+  };
+}
+
 /** The outcome of one record. */
 export type RecordOutcome = keyof OutcomeCounts;
 
@@ -67,17 +82,7 @@ export class ImportState {
   /** Requests whose results are written, in order: 0..flushed-1. */
   flushed = 0;
   resultsBytes = 0;
-  counts: RunCounts = {
-    inserted: 0,
-    updated: 0,
-    skipped: 0,
-    failed: 0,
-    would_insert: 0,
-    would_update: 0,
-    would_skip: 0,
-    warnings: 0,
-    unmapped: 0,
-  };
+  counts: RunCounts = noCounts();
 
   private constructor(
     private readonly path: string,

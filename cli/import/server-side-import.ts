@@ -12,7 +12,7 @@ import {
   type ImportStatus,
   ROUTE,
 } from './import-file.js';
-import { type FileUpload, ImportState, type RunCounts } from './import-state.js';
+import { type FileUpload, ImportState, noCounts, type RunCounts } from './import-state.js';
 
 /** A file at least this large is imported server-side (one upload, one task) without being asked. */
 export const SERVER_SIDE_BYTES = 100 * 1024 * 1024;
@@ -175,17 +175,7 @@ async function stageBlocks(
 
 /** Writes the task's details as the results file (a line per record, in file order); its counts. */
 function writeResults(path: string, status: ImportStatus): RunCounts {
-  const counts: RunCounts = {
-    inserted: 0,
-    updated: 0,
-    skipped: 0,
-    failed: 0,
-    would_insert: 0,
-    would_update: 0,
-    would_skip: 0,
-    warnings: 0,
-    unmapped: 0,
-  };
+  const counts = noCounts();
   const fd = openSync(path, 'w');
   try {
     let at = 0;

@@ -180,17 +180,7 @@ export class BlobStorage {
 
   /** A URL that can read this one blob, and nothing else, for `seconds` from now. */
   readUrl(name: string, seconds: number): string {
-    const blob = this.container.getBlobClient(name);
-    const sas = generateBlobSASQueryParameters(
-      {
-        containerName: this.container.containerName,
-        blobName: name,
-        permissions: BlobSASPermissions.parse('r'),
-        expiresOn: new Date(Date.now() + seconds * 1000),
-      },
-      this.credential,
-    );
-    return `${blob.url}?${sas.toString()}`;
+    return this.signedUrl(name, 'r', seconds);
   }
 
   /**
@@ -198,12 +188,17 @@ export class BlobStorage {
    * nothing else (no read, no list, no delete), for `seconds` from now.
    */
   writeUrl(name: string, seconds: number): string {
+    return this.signedUrl(name, 'cw', seconds);
+  }
+
+  /** A URL of this one blob signed for `permissions` (SAS letters) for `seconds` from now. */
+  private signedUrl(name: string, permissions: string, seconds: number): string {
     const blob = this.container.getBlobClient(name);
     const sas = generateBlobSASQueryParameters(
       {
         containerName: this.container.containerName,
         blobName: name,
-        permissions: BlobSASPermissions.parse('cw'),
+        permissions: BlobSASPermissions.parse(permissions),
         expiresOn: new Date(Date.now() + seconds * 1000),
       },
       this.credential,

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
 import type { WebhookConfig } from '../config.js';
 import { ApiError, serviceUnavailable } from '../errors.js';
-import { networkPolicy, policyDispatcher } from '../webhooks/network-policy.js';
+import { networkPolicy, policyDispatcher } from '../network-policy.js';
 
 // Files an import reads from a URL of the customer's own storage (a signed URL of S3, GCS or
 // Azure): under the network policy of webhooks (HTTPS, public addresses only, unless

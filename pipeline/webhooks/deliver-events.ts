@@ -12,12 +12,12 @@ import {
   takeDueDeliveries,
 } from '../db/webhook-deliveries.js';
 import type { Logger } from '../log.js';
+import { networkPolicy, policyDispatcher } from '../network-policy.js';
 import { webhookAttempts } from '../operator/metrics.js';
 import type { ProjectRegistry } from '../projects/project-registry.js';
 import { type RelayLoop, startRelayLoop } from '../relay-loop.js';
 import { eventEndpoints } from './endpoints.js';
 import { bodySignature, eventBody, SIGNATURE_HEADER } from './event-body.js';
-import { networkPolicy, policyDispatcher } from './network-policy.js';
 import { nextAttemptAt } from './retry-schedule.js';
 
 /** How often the deliverer looks for events to fan out and deliveries that are due. */

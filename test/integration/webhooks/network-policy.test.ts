@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { fetch } from 'undici';
 import { configFromDocument } from '../../../pipeline/config.js';
 import { ConfigError } from '../../../pipeline/errors.js';
-import { networkPolicy, policyDispatcher } from '../../../pipeline/webhooks/network-policy.js';
+import { networkPolicy, policyDispatcher } from '../../../pipeline/network-policy.js';
 
 /** A TCP server on loopback that counts the connections it was offered (and closes each). */
 async function countingServer(): Promise<{ server: Server; port: number; connections: () => number }> {
@@ -36,7 +36,7 @@ async function postThrough(policy: ReturnType<typeof networkPolicy>, url: string
   }
 }
 
-describe('webhooks/network-policy: deliveries reach only the public internet, over HTTPS', () => {
+describe('network-policy: deliveries reach only the public internet, over HTTPS', () => {
   const open = networkPolicy([]);
 
   it('allows public unicast addresses only', () => {

@@ -4,9 +4,10 @@ import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector } from 'undici';
 
 /**
- * Where webhook deliveries may connect: public unicast addresses only, over HTTPS, unless the
- * deployment's allow-list (WEBHOOK_ALLOWED_HOSTS: host names and CIDRs) names the host or the
- * address, for tests and development receivers. Loopback, link-local (the cloud metadata address
+ * Where the service's own outbound connections (webhook deliveries, files an import reads by URL)
+ * may go: public unicast addresses only, over HTTPS, unless the deployment's allow-list
+ * (WEBHOOK_ALLOWED_HOSTS: host names and CIDRs) names the host or the address, for tests and
+ * development receivers. Loopback, link-local (the cloud metadata address
  * among them), private, CGNAT, unspecified, multicast, reserved, and IPv4-mapped or -embedding
  * IPv6 forms are refused.
  */
