@@ -120,6 +120,7 @@ export interface ServiceConfig {
     readonly uploadSeconds: number;
     readonly maxBytes: number;
     readonly retentionSeconds: number;
+    readonly openUploadsLimit: number;
   };
   /** How long a worker's claim on a task lasts unless renewed. */
   readonly taskLeaseSeconds: number;
@@ -235,6 +236,7 @@ const ENV_KEYS = {
   IMPORT_UPLOAD_SECONDS: 'import_upload_seconds',
   IMPORT_FILE_MAX_BYTES: 'import_file_max_bytes',
   IMPORT_FILE_RETENTION_SECONDS: 'import_file_retention_seconds',
+  IMPORT_UPLOADS_OPEN_LIMIT: 'import_uploads_open_limit',
   TASK_LEASE_SECONDS: 'task_lease_seconds',
   TASK_MAX_LAPSES: 'task_max_lapses',
   TASK_STALL_SECONDS: 'task_stall_seconds',
@@ -526,6 +528,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
       uploadSeconds: doc.import_upload_seconds,
       maxBytes: doc.import_file_max_bytes,
       retentionSeconds: doc.import_file_retention_seconds,
+      openUploadsLimit: doc.import_uploads_open_limit,
     },
     taskLeaseSeconds: doc.task_lease_seconds,
     taskMaxLapses: doc.task_max_lapses,

@@ -80,6 +80,8 @@ export const configSchema = {
     import_upload_seconds: { type: 'integer', minimum: 60, maximum: 604800, default: 86400 },
     import_file_max_bytes: { type: 'integer', minimum: 1, default: 107374182400 },
     import_file_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
+    // Uploads a project may hold open at once (made, unexpired, named by no import yet).
+    import_uploads_open_limit: { type: 'integer', minimum: 1, default: 100 },
     // A worker's claim on a task lasts this long unless renewed (it renews twice a second); a
     // worker that died is noticed this long after its last renewal, and its task offered again.
     task_lease_seconds: { type: 'integer', minimum: 2, maximum: 600, default: 6 },

@@ -139,6 +139,10 @@ export const ERROR_REASONS = {
     name: 'UnprocessableEntity',
     doc: 'An Idempotency-Key sent before with another request body.',
   },
+  ImportUploadsOpen: {
+    name: 'TooManyRequest',
+    doc: 'A new upload while the project holds IMPORT_UPLOADS_OPEN_LIMIT open ones (`info.limit`); with Retry-After.',
+  },
   ImportBacklogFull: {
     name: 'TooManyRequest',
     doc: 'More records of pending imports wait than IMPORT_PENDING_RECORDS_LIMIT; with Retry-After.',

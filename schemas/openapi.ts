@@ -258,6 +258,9 @@ export const openApiDocument = {
             }),
           },
           '400': { description: 'Not HTTPS', content: json(ref('ImportError')) },
+          '429': errorResponse(
+            'The project holds IMPORT_UPLOADS_OPEN_LIMIT open uploads (ImportUploadsOpen), with Retry-After',
+          ),
           '500': errorResponse('The service has no blob storage (ImportFilesDisabled)'),
           ...common,
         },

@@ -20,6 +20,7 @@ CREATE TABLE import_files (
   PRIMARY KEY (project_id, upload_id)
 );
 CREATE INDEX import_files_unused ON import_files (expires_at) WHERE task_id IS NULL;
+CREATE INDEX import_files_open ON import_files (project_id, expires_at) WHERE task_id IS NULL;
 CREATE INDEX import_files_kept ON import_files (kept_until) WHERE kept_until IS NOT NULL;
 CREATE INDEX import_files_taking_in ON import_files (task_id) WHERE task_id IS NOT NULL AND kept_until IS NULL;
 CREATE UNIQUE INDEX import_files_upload_blob ON import_files (upload_blob);

@@ -69,6 +69,16 @@ export async function insertNamedFile(
   );
 }
 
+/** How many uploads of the project are open: unexpired, named by no import yet. */
+export async function countOpenUploads(db: Queryable, project: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM import_files
+      WHERE project_id = $1 AND task_id IS NULL AND expires_at > clock_timestamp()`,
+    [project],
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /** The project's upload, whatever its state; another project's does not exist here. */
 export async function findUpload(
   db: Queryable,

@@ -3,7 +3,13 @@ import { newUploadId } from '../../schemas/task-id.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import { uploadBlobName, uploadBlockId } from '../blob/task-files.js';
 import type { ServiceConfig } from '../config.js';
-import { findUpload, insertNamedFile, insertUpload, takeUpload } from '../db/import-files.js';
+import {
+  countOpenUploads,
+  findUpload,
+  insertNamedFile,
+  insertUpload,
+  takeUpload,
+} from '../db/import-files.js';
 import type { Queryable } from '../db/pool.js';
 import { ApiError } from '../errors.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
@@ -20,6 +26,9 @@ export interface NewUpload {
   readonly expires_at: string;
 }
 
+/** Seconds a client refused a new upload (too many open) is asked to wait. */
+const OPEN_UPLOADS_RETRY_SECONDS = 60;
+
 /** The first bytes of a gzip stream. */
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
 
@@ -29,6 +38,15 @@ export async function newUpload(
   blobs: BlobStorage,
   config: ServiceConfig,
 ): Promise<NewUpload> {
+  const limit = config.importFiles.openUploadsLimit;
+  const open = await countOpenUploads(db, config.project.id);
+  if (open >= limit)
+    throw new ApiError(
+      'ImportUploadsOpen',
+      'too many uploads are open: name them in imports, or let them expire',
+      { open_uploads: open, limit },
+      { headers: { 'Retry-After': String(OPEN_UPLOADS_RETRY_SECONDS) } },
+    );
   const uploadId = newUploadId();
   const blob = uploadBlobName(config.project.id, uploadId);
   const seconds = config.importFiles.uploadSeconds;

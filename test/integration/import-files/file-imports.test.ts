@@ -578,3 +578,18 @@ describe('a file written in blocks through the service (the console)', function 
     ]);
   });
 });
+
+describe('uploads open at once', function () {
+  this.timeout(60_000);
+  const service = useFileImportService({ settings: { import_uploads_open_limit: 2 } });
+
+  it('answers 429 naming the limit past IMPORT_UPLOADS_OPEN_LIMIT, and again once one is named', async () => {
+    const first = await service.upload(Buffer.from(ndjson(1, 60_000)));
+    await service.newUpload();
+    const refused = await service.newUpload();
+    const error = refused.body.error as { reason: string; info: Record<string, number> };
+    expect([refused.statusCode, error.reason, error.info.limit]).to.deep.equal([429, 'ImportUploadsOpen', 2]);
+    await service.imports.start({ identifier: 'email', source: { upload_id: first }, format: 'ndjson' });
+    expect((await service.newUpload()).statusCode).to.equal(200);
+  });
+});
