@@ -121,6 +121,9 @@ export interface ServiceConfig {
     readonly maxBytes: number;
     readonly retentionSeconds: number;
     readonly openUploadsLimit: number;
+    /** A file larger than this is split into parts, at most partsMax. */
+    readonly partBytes: number;
+    readonly partsMax: number;
   };
   /** How long a worker's claim on a task lasts unless renewed. */
   readonly taskLeaseSeconds: number;
@@ -237,6 +240,8 @@ const ENV_KEYS = {
   IMPORT_FILE_MAX_BYTES: 'import_file_max_bytes',
   IMPORT_FILE_RETENTION_SECONDS: 'import_file_retention_seconds',
   IMPORT_UPLOADS_OPEN_LIMIT: 'import_uploads_open_limit',
+  IMPORT_FILE_PART_BYTES: 'import_file_part_bytes',
+  IMPORT_FILE_PARTS_MAX: 'import_file_parts_max',
   TASK_LEASE_SECONDS: 'task_lease_seconds',
   TASK_MAX_LAPSES: 'task_max_lapses',
   TASK_STALL_SECONDS: 'task_stall_seconds',
@@ -529,6 +534,8 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
       maxBytes: doc.import_file_max_bytes,
       retentionSeconds: doc.import_file_retention_seconds,
       openUploadsLimit: doc.import_uploads_open_limit,
+      partBytes: doc.import_file_part_bytes,
+      partsMax: doc.import_file_parts_max,
     },
     taskLeaseSeconds: doc.task_lease_seconds,
     taskMaxLapses: doc.task_max_lapses,

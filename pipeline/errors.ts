@@ -82,6 +82,8 @@ export const ENGINE_FAULTS = {
   ExportStorageMissing: { transient: false, reason: 'UserExportDisabled' },
   /** A file import reached a worker that has no blob storage. */
   ImportStorageMissing: { transient: false, reason: 'ImportFilesDisabled' },
+  /** A part of a split file import met a fault that will not pass. */
+  ImportPartFailed: { transient: false },
   /** A records row of the export statement that the assembler does not know: a bug, certain to repeat. */
   RecordsRowUnexpected: { transient: false },
   /** A split export's snapshot id that is not one pg_export_snapshot() returns. */

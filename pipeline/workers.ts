@@ -2,12 +2,12 @@ import { setMaxListeners } from 'node:events';
 import type { TaskKind } from '../schemas/index.js';
 import type { BlobStorage } from './blob/blob-storage.js';
 import type { Subscription, TakenTask, TaskBus, TaskHandler } from './bus/bus.js';
-import { parseTaskMessage } from './bus/task-message.js';
+import { messagePart, parseTaskMessage } from './bus/task-message.js';
 import { type ServiceConfig, withProject } from './config.js';
 import type { Pool } from './db/pool.js';
 import { runExport } from './export/run-export.js';
 import { takeExportPart } from './export/split-export.js';
-import { runImport } from './import/run-import.js';
+import { runImport, takeFilePart } from './import/run-import.js';
 import type { Logger } from './log.js';
 import { type ProjectRegistry, taskProject } from './projects/project-registry.js';
 import { taskRunner } from './tasks/run-task.js';
@@ -80,14 +80,25 @@ export function pipelineWorkers({
   const runner = taskRunner(pool, config, log, draining.signal);
   const exportDeps = { pool, blobs, bus, config, projects };
   const handlers: Record<TaskKind, TaskHandler> = {
-    import: async (message) =>
-      counted(
-        'import',
-        await runner.take('import', message, async (run, body) => {
-          const project = await taskProject(projects, run.task.project_id);
-          await runImport(pool, withProject(config, project), secrets, blobs, body, run);
-        }),
-      ),
+    import: async (message) => {
+      // A part of a split file import is not a task of its own: it is leased in its part's row.
+      const part = message ? messagePart(message.body) : undefined;
+      const taken =
+        message && part !== undefined
+          ? await takeFilePart(
+              { pool, blobs, secrets, config, projects, bus, log },
+              message.task_id,
+              part,
+              draining.signal,
+            )
+          : await runner.take('import', message, async (run, body) => {
+              const project = await taskProject(projects, run.task.project_id);
+              await runImport(pool, withProject(config, project), secrets, blobs, body, run, (m) =>
+                bus.publish(m),
+              );
+            });
+      return counted('import', taken);
+    },
     export: async (message) => {
       // A part of a split export is not a task of its own: it is leased in its part's row.
       const { part, blob } = (message && parseTaskMessage(message.body)) ?? {};

@@ -80,6 +80,10 @@ export const configSchema = {
     import_upload_seconds: { type: 'integer', minimum: 60, maximum: 604800, default: 86400 },
     import_file_max_bytes: { type: 'integer', minimum: 1, default: 107374182400 },
     import_file_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
+    // A file larger than this (as uploaded) is split into parts applied by several workers at once,
+    // at most this many (docs/file-imports.md, Many workers on one file).
+    import_file_part_bytes: { type: 'integer', minimum: 1, default: 268435456 },
+    import_file_parts_max: { type: 'integer', minimum: 1, maximum: 256, default: 16 },
     // Uploads a project may hold open at once (made, unexpired, named by no import yet).
     import_uploads_open_limit: { type: 'integer', minimum: 1, default: 100 },
     // A worker's claim on a task lasts this long unless renewed (it renews twice a second); a

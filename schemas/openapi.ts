@@ -266,12 +266,12 @@ export const openApiDocument = {
         },
       },
     },
-    '/_api/admin/users/import/uploads/{upload_id}/blocks/{n}': {
+    '/_api/admin/users/import/uploads/{id}/blocks/{n}': {
       put: {
         summary:
           'Write block n (from 0) of an open upload through the service, for a client that cannot reach the blob store (the console); at most 8 MiB a block, 50,000 blocks (HTTPS only)',
         parameters: [
-          { name: 'upload_id', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
           { name: 'n', in: 'path', required: true, schema: { type: 'integer', minimum: 0, maximum: 49999 } },
         ],
         requestBody: {
@@ -289,10 +289,10 @@ export const openApiDocument = {
         },
       },
     },
-    '/_api/admin/users/import/uploads/{upload_id}/commit': {
+    '/_api/admin/users/import/uploads/{id}/commit': {
       post: {
         summary: "Commit blocks 0..blocks-1 written through the service as the upload's file (HTTPS only)",
-        parameters: [{ name: 'upload_id', in: 'path', required: true, schema: { type: 'string' } }],
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         requestBody: {
           required: true,
           content: json({

@@ -17,7 +17,7 @@ export const taskMessageSchema = {
     task_id: { type: 'string', pattern: '^user(import|export)_[A-Z2-7]{32}$' },
     kind: { enum: ['import', 'export'] },
     project_id: { type: 'string', minLength: 1 },
-    /** Export: the part of a split export this message asks a worker to write. */
+    /** The part of a split export (or file import) this message asks a worker to write (apply). */
     part: { type: 'integer', minimum: 0 },
     /** Export: the blob the split export's attempt writes, which names its parts. */
     blob: { type: 'string', minLength: 1, maxLength: 1024 },
@@ -40,7 +40,8 @@ export const taskMessageSchema = {
       dependentRequired: { source: ['format'] },
     },
   },
-  if: { properties: { kind: { const: 'import' } } },
+  // An import's own message carries its request; a part's message only wakes a worker.
+  if: { properties: { kind: { const: 'import' }, part: false } },
   // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable
   then: { properties: { project_id: true, request: true }, required: ['project_id', 'request'] },
 } as const;

@@ -23,6 +23,19 @@ export function exportPartMessage(taskId: string, blob: string, part: number): B
   };
 }
 
+/**
+ * The message that asks any worker to apply one part of a split file import (file-parts.ts): a
+ * wake-up, not a request (a replay passes over it).
+ */
+export function importPartMessage(taskId: string, projectId: string, part: number): BusMessage {
+  return {
+    task_id: taskId,
+    kind: 'import',
+    key: `${taskId}/part/${part}`,
+    body: JSON.stringify({ task_id: taskId, kind: 'import', project_id: projectId, part }),
+  };
+}
+
 /** What an import's message carries beside its task: the request, its records' secrets sealed. */
 export interface LoggedImport {
   readonly project_id: string;
@@ -89,6 +102,17 @@ export function messageUpload(body: string): string | undefined {
     };
     const id = first.request?.source?.upload_id;
     return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The part a message asks a worker to apply (its first line's `part`); undefined for a task's own. */
+export function messagePart(body: string): number | undefined {
+  const end = body.indexOf('\n');
+  try {
+    const part = (JSON.parse(end === -1 ? body : body.slice(0, end)) as { part?: unknown }).part;
+    return typeof part === 'number' && Number.isInteger(part) && part >= 0 ? part : undefined;
   } catch {
     return undefined;
   }

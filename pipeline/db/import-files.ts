@@ -15,12 +15,16 @@ export interface ImportFileRow {
   readonly sealed_blob: string | null;
   /** Records of the sealed copy once the upload was taken in whole (a bigint's text). */
   readonly records: string | null;
+  /** The parts its records were routed to as it was taken in (NULL: not decided yet). */
+  readonly parts: number | null;
 }
 
-/** One sealed frame of a file: records [first_record, first_record + records). */
+/** One sealed frame of a file: `records` records of one part, by their index in the file. */
 export interface FrameRow {
   readonly frame: number;
+  readonly part: number;
   readonly first_record: number;
+  readonly last_record: number;
   readonly records: number;
   readonly block_id: string;
   readonly sealed_start: number;
@@ -28,8 +32,10 @@ export interface FrameRow {
   readonly source_end: number;
 }
 
-const FILE_COLUMNS = 'project_id, upload_id, upload_blob, expires_at, task_id, source, sealed_blob, records';
-const FRAME_COLUMNS = `frame, first_record::float8 AS first_record, records, block_id,
+const FILE_COLUMNS =
+  'project_id, upload_id, upload_blob, expires_at, task_id, source, sealed_blob, records, parts';
+const FRAME_COLUMNS = `frame, part, first_record::float8 AS first_record, last_record::float8 AS last_record,
+  records, block_id,
   sealed_start::float8 AS sealed_start, sealed_bytes, source_end::float8 AS source_end`;
 
 /** Records a new upload of the project, writable through its URL until `expiresAt`. */
@@ -119,18 +125,28 @@ export async function takeUpload(
   return rows.length === 1;
 }
 
-/** The last frame taken in so far, if any. */
-export async function lastFrame(db: Queryable, file: ImportFileRow): Promise<FrameRow | undefined> {
-  const { rows } = await db.query<FrameRow>(
-    `SELECT ${FRAME_COLUMNS} FROM import_file_frames
-      WHERE project_id = $1 AND upload_id = $2 ORDER BY frame DESC LIMIT 1`,
+/** What earlier attempts took in: the records (a prefix of the file), frames, sealed bytes, blocks. */
+export async function takenIn(
+  db: Queryable,
+  file: ImportFileRow,
+): Promise<{ records: number; frames: number; sealedBytes: number; blocks: string[] }> {
+  const { rows } = await db.query<{ records: number; frames: number; sealed: number }>(
+    `SELECT coalesce(max(last_record) + 1, 0)::float8 AS records, coalesce(max(frame) + 1, 0) AS frames,
+            coalesce(max(sealed_start + sealed_bytes), 0)::float8 AS sealed
+       FROM import_file_frames WHERE project_id = $1 AND upload_id = $2`,
     [file.project_id, file.upload_id],
   );
-  return rows[0];
+  const row = rows[0];
+  return {
+    records: row?.records ?? 0,
+    frames: row?.frames ?? 0,
+    sealedBytes: row?.sealed ?? 0,
+    blocks: await frameBlocks(db, file),
+  };
 }
 
 /** The block ids of the frames taken in, in order: the sealed copy's committed block list. */
-export async function frameBlocks(db: Queryable, file: ImportFileRow): Promise<string[]> {
+async function frameBlocks(db: Queryable, file: ImportFileRow): Promise<string[]> {
   const { rows } = await db.query<{ block_id: string }>(
     `SELECT block_id FROM import_file_frames WHERE project_id = $1 AND upload_id = $2
       GROUP BY block_id ORDER BY min(frame)`,
@@ -139,14 +155,29 @@ export async function frameBlocks(db: Queryable, file: ImportFileRow): Promise<s
   return rows.map((r) => r.block_id);
 }
 
-/** The frames from the one holding record `from` on, in order. */
-export async function framesFrom(db: Queryable, file: ImportFileRow, from: number): Promise<FrameRow[]> {
+/** The frames of `part` from the one holding record `from` (an index in the file) on, in order. */
+export async function framesFrom(
+  db: Queryable,
+  file: ImportFileRow,
+  from: number,
+  part = 0,
+): Promise<FrameRow[]> {
   const { rows } = await db.query<FrameRow>(
     `SELECT ${FRAME_COLUMNS} FROM import_file_frames
-      WHERE project_id = $1 AND upload_id = $2 AND first_record + records > $3 ORDER BY frame`,
-    [file.project_id, file.upload_id, from],
+      WHERE project_id = $1 AND upload_id = $2 AND part = $4 AND last_record >= $3 ORDER BY frame`,
+    [file.project_id, file.upload_id, from, part],
   );
   return rows;
+}
+
+/** Fixes the parts the file's records are routed to, once: the number first fixed. */
+export async function fixFileParts(db: Queryable, file: ImportFileRow, parts: number): Promise<number> {
+  const { rows } = await db.query<{ parts: number }>(
+    `UPDATE import_files SET parts = coalesce(parts, $3) WHERE project_id = $1 AND upload_id = $2
+      RETURNING parts`,
+    [file.project_id, file.upload_id, parts],
+  );
+  return rows[0]?.parts ?? parts;
 }
 
 /** Records frames of one committed block. */
@@ -157,10 +188,13 @@ export async function insertFrames(
 ): Promise<void> {
   await db.query(
     `INSERT INTO import_file_frames
-       (project_id, upload_id, frame, first_record, records, block_id, sealed_start, sealed_bytes, source_end)
-     SELECT $1, $2, f.frame, f.first_record, f.records, f.block_id, f.sealed_start, f.sealed_bytes, f.source_end
-       FROM jsonb_to_recordset($3::jsonb) AS f(frame integer, first_record bigint, records integer,
-            block_id text, sealed_start bigint, sealed_bytes integer, source_end bigint)`,
+       (project_id, upload_id, frame, part, first_record, last_record, records, block_id, sealed_start,
+        sealed_bytes, source_end)
+     SELECT $1, $2, f.frame, f.part, f.first_record, f.last_record, f.records, f.block_id, f.sealed_start,
+            f.sealed_bytes, f.source_end
+       FROM jsonb_to_recordset($3::jsonb) AS f(frame integer, part integer, first_record bigint,
+            last_record bigint, records integer, block_id text, sealed_start bigint, sealed_bytes integer,
+            source_end bigint)`,
     [file.project_id, file.upload_id, JSON.stringify(frames)],
   );
 }

@@ -1,4 +1,5 @@
 import { copyRows } from '../db/copy-rows.js';
+import { advanceImportPart, type ImportPart, lockImportPart } from '../db/import-parts.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import type { TaskAttempt } from '../db/tasks/leases.js';
 import { lockImportProgress, saveImportProgress } from '../db/tasks/progress.js';
@@ -42,6 +43,22 @@ export function committedTarget(pool: Pool, attempt: TaskAttempt, leaseMs: numbe
     atomic: (work) => withTransaction(pool, work, { conflictRetries: CONFLICT_RETRIES }),
     done: (client) => lockImportProgress(client, attempt),
     keep: (client, details, processed) => saveDetails(client, attempt, details, processed, leaseMs),
+    applied: countOutcomes,
+  };
+}
+
+/**
+ * A part of a split file import (file-parts.ts): a transaction per batch that locks the part (for
+ * this attempt only), keeps the details under the part's task and moves the part's resume point.
+ */
+export function partTarget(pool: Pool, part: ImportPart, leaseMs: number): ApplyTarget {
+  return {
+    atomic: (work) => withTransaction(pool, work, { conflictRetries: CONFLICT_RETRIES }),
+    done: (client) => lockImportPart(client, part),
+    keep: async (client, details, processed) => {
+      await storeDetails(client, part.task_id, details);
+      await advanceImportPart(client, part, processed, details.length, leaseMs);
+    },
     applied: countOutcomes,
   };
 }
@@ -159,6 +176,12 @@ export async function saveDetails(
   processed: number,
   leaseMs: number,
 ): Promise<void> {
+  await storeDetails(client, attempt.id, details);
+  await saveImportProgress(client, attempt, processed, leaseMs);
+}
+
+/** Stores the details of a task's records. */
+async function storeDetails(client: PoolClient, taskId: string, details: ImportDetail[]): Promise<void> {
   // The record as submitted may be any JSON value, so it is written as JSON text; warnings and
   // errors are arrays (JSON) or absent (NULL). Each may quote a string Postgres cannot store (a
   // record that failed validation for holding one): such characters are shown as U+FFFD.
@@ -167,7 +190,7 @@ export async function saveDetails(
     'import_details',
     ['task_id', 'index', 'line', 'outcome', 'user_id', 'record', 'warnings', 'errors'],
     details.map((d) => [
-      attempt.id,
+      taskId,
       d.index,
       d.line,
       d.outcome,
@@ -177,5 +200,4 @@ export async function saveDetails(
       d.errors && storableJson(d.errors),
     ]),
   );
-  await saveImportProgress(client, attempt, processed, leaseMs);
 }

@@ -7,18 +7,18 @@ import type { SecretBox } from '../tasks/task-secrets.js';
 import { type FileLine, positionName } from './file-lines.js';
 import type { IndexedRecord } from './parse-records.js';
 
-// The frames of a file import's sealed copy (docs/file-imports.md): each a run of records, one per
-// line as `<position>\t<JSON text>` (or `<position>\t!<why it cannot be read>`), gzipped and
-// sealed on its own, so that a resumed attempt opens the frame of its resume point and no other
-// before it.
+// The frames of a file import's sealed copy (docs/file-imports.md): each a run of records of one
+// part, one per line as `<index>\t<position>\t<JSON text>` (or `...\t!<why it cannot be read>`),
+// the index the record's in the file, gzipped and sealed on its own, so that a resumed attempt
+// opens the frame of its resume point and no other before it.
 
 const gunzipped = promisify(gunzip);
 
-/** A record of the file as a frame holds it. */
-export function frameLine(line: FileLine): string {
+/** Record `index` of the file as a frame holds it. */
+export function frameLine(line: FileLine, index: number): string {
   return 'text' in line
-    ? `${line.position}\t${line.text}\n`
-    : `${line.position}\t!${line.problem.replace(/\s+/g, ' ')}\n`;
+    ? `${index}\t${line.position}\t${line.text}\n`
+    : `${index}\t${line.position}\t!${line.problem.replace(/\s+/g, ' ')}\n`;
 }
 
 /** What an attempt read of a sealed copy: from which byte, and records read but already applied. */
@@ -28,9 +28,10 @@ export interface FramesRead {
 }
 
 /**
- * The records of `frames` (those from the one holding record `from` on, in order), read with one
- * ranged read of the sealed copy from the first frame's start; the records before `from` are read
- * and dropped (`read.reread`). A line that is not JSON comes with its problem and fails alone.
+ * The records of `frames` (those of one part from the one holding record `from` on, in order),
+ * each run of them that lies together in the sealed copy read with one ranged read; the records
+ * before `from` are read and dropped (`read.reread`). A line that is not JSON comes with its
+ * problem and fails alone.
  */
 export async function* frameRecords(
   blobs: BlobStorage,
@@ -41,38 +42,50 @@ export async function* frameRecords(
   read: FramesRead,
   signal: AbortSignal,
 ): AsyncGenerator<IndexedRecord> {
-  const first = frames[0];
-  const last = frames[frames.length - 1];
-  if (!first || !last || !file.sealed_blob || !file.source) return;
+  if (!file.sealed_blob || !file.source) return;
   const name = positionName(file.source.format);
   const wrapped = file.source.from !== undefined;
-  const input = await blobs.read(file.sealed_blob, signal, {
-    offset: first.sealed_start,
-    count: last.sealed_start + last.sealed_bytes - first.sealed_start,
-  });
-  for await (const [frame, sealed] of sealedFrames(input, frames)) {
-    const text = (await gunzipped(box.openBytes(sealed))).toString('utf8');
-    let index = frame.first_record;
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      if (index < from) {
-        index++;
-        read.reread++;
-        continue;
+  for (const run of adjacentRuns(frames)) {
+    const first = run[0] as FrameRow;
+    const last = run[run.length - 1] as FrameRow;
+    const input = await blobs.read(file.sealed_blob, signal, {
+      offset: first.sealed_start,
+      count: last.sealed_start + last.sealed_bytes - first.sealed_start,
+    });
+    for await (const [, sealed] of sealedFrames(input, run)) {
+      const text = (await gunzipped(box.openBytes(sealed))).toString('utf8');
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        const record = recordOf(line, name, wrapped);
+        if (record.index < from) read.reread++;
+        else yield record;
       }
-      yield recordOf(index++, line, name, wrapped);
     }
   }
+}
+
+/** Frames in runs that lie one after the other in the sealed copy (one part's of a split file may not). */
+function adjacentRuns(frames: readonly FrameRow[]): FrameRow[][] {
+  const runs: FrameRow[][] = [];
+  for (const frame of frames) {
+    const run = runs[runs.length - 1];
+    const end = run?.[run.length - 1];
+    if (run && end && end.sealed_start + end.sealed_bytes === frame.sealed_start) run.push(frame);
+    else runs.push([frame]);
+  }
+  return runs;
 }
 
 /**
  * A frame's line as an import record: its JSON, or its problem (naming its place in the file). A
  * converted user of another system's file (`wrapped`) is `{"r": record, "u": [members left out]}`.
  */
-function recordOf(index: number, line: string, name: 'line' | 'index', wrapped: boolean): IndexedRecord {
+function recordOf(line: string, name: 'line' | 'index', wrapped: boolean): IndexedRecord {
   const tab = line.indexOf('\t');
-  const position = line.slice(0, tab);
-  const body = line.slice(tab + 1);
+  const index = Number(line.slice(0, tab));
+  const second = line.indexOf('\t', tab + 1);
+  const position = line.slice(tab + 1, second);
+  const body = line.slice(second + 1);
   const at = name === 'line' ? { line: Number(position) } : {};
   if (body.startsWith('!'))
     return { index, raw: null, problem: `${name} ${position}: ${body.slice(1)}`, ...at };

@@ -1,36 +1,17 @@
 import { type Readable, Transform } from 'node:stream';
-import { promisify } from 'node:util';
-import { createGunzip, gzip } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
 import { type ImportPlan, lossesThatStop, PlanTally } from '../../records/import-plan.js';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import type { WebhookConfig } from '../config.js';
-import {
-  type FrameRow,
-  finishIntake,
-  frameBlocks,
-  type ImportFileRow,
-  insertFrames,
-  lastFrame,
-  saveSourceProgress,
-} from '../db/import-files.js';
+import { finishIntake, fixFileParts, type ImportFileRow, takenIn } from '../db/import-files.js';
 import type { Pool } from '../db/pool.js';
-import { lockImportProgress } from '../db/tasks/progress.js';
-import { withTransaction } from '../db/transaction.js';
-import { ApiError, AttemptLost } from '../errors.js';
+import { ApiError } from '../errors.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
-import { frameLine } from './file-frames.js';
 import { type FileLine, fileLines } from './file-lines.js';
 import { foreignLines } from './foreign-lines.js';
+import { FrameWriter } from './frame-writer.js';
 import { urlFiles } from './url-source.js';
-
-const gzipped = promisify(gzip);
-
-/**
- * Sealed frames are committed in blocks of about this many bytes: few enough commits for a large
- * file, and a block list within the store's 50,000 blocks up to hundreds of GiB of records.
- */
-const BLOCK_BYTES = 4 * 1024 * 1024;
 
 /** How the intake is cut: records per frame (an import batch's), and what it reads with. */
 export interface IntakeContext {
@@ -40,24 +21,28 @@ export interface IntakeContext {
   readonly run: TaskRun;
   readonly frameRecords: number;
   readonly retentionSeconds: number;
+  /** The parts a file of this size is routed to (1: not split). */
+  readonly parts: number;
+  /** The part of each record, by its identifier, among `parts` (`wrapped`: a converted user's line). */
+  readonly route: (parts: number, wrapped: boolean) => (line: FileLine) => number;
   /** The network policy a file named by URL is read under (the webhooks'). */
   readonly webhooks: Pick<WebhookConfig, 'allowedHosts' | 'timeoutMs'>;
 }
 
 /**
  * Takes an import's file in (docs/file-imports.md): reads the snapshot of the upload taken at
- * acceptance (or the file at its URL), decompressed, as records in file order, and writes them to the task's sealed
- * copy in frames of `frameRecords` (each gzipped and sealed on its own), committed a block at a
- * time in the transaction that fences the attempt and records the frames. An attempt that stopped
- * midway is taken up after the last recorded frame. Once the whole file is in, the task's total is
+ * acceptance (or the file at its URL), decompressed, as records in file order, routes each to its
+ * part (by its identifier, when the file is split) and writes them to the task's sealed copy in
+ * frames (frame-writer.ts), committed a block at a time in the transaction that fences the attempt.
+ * An attempt that stopped midway goes on after the last record committed. Once the whole file is in, the task's total is
  * its record count and the upload is deleted; the sealed copy is kept for a replay.
  */
 export async function takeInFile(context: IntakeContext, file: ImportFileRow): Promise<void> {
   if (file.records !== null || !file.source || !file.sealed_blob) return;
   const { pool, blobs, run } = context;
   const { source } = file;
-  const last = await lastFrame(pool, file);
-  const writer = new FrameWriter(context, file, await frameBlocks(pool, file), last);
+  const parts = await fixFileParts(pool, file, context.parts);
+  const writer = new FrameWriter(context, file, parts, await takenIn(pool, file));
   const raw = await openFile(context, file);
   const counted = countBytes(raw);
   let storeFault: Error | undefined;
@@ -75,17 +60,19 @@ export async function takeInFile(context: IntakeContext, file: ImportFileRow): P
     source.from && tally
       ? foreignLines(text, { format: source.format, from: source.from }, unreadable, tally)
       : fileLines(text, source, unreadable);
+  const partOf = parts === 1 ? () => 0 : context.route(parts, source.from !== undefined);
   let index = 0;
   for await (const line of lines) {
-    if (index++ < writer.records) continue; // taken in by an earlier attempt
-    await writer.add(line, counted.bytes());
+    // Read again to the point an earlier attempt committed, and routed again the same way.
+    if (index >= writer.records) await writer.add(line, index, partOf(line), counted.bytes());
+    index++;
   }
   if (storeFault) throw storeFault;
   // Another system's users: a loss no one accepted ends the import before it applies anything.
   if (tally) refuseLosses(tally.plan(), source.from?.allow_loss ?? []);
-  await writer.close(counted.bytes());
-  await finishIntake(pool, file, writer.records, context.retentionSeconds);
-  run.log.info({ records: writer.records, bytes: source.bytes }, 'file taken in');
+  await writer.close(counted.bytes(), index);
+  await finishIntake(pool, file, index, context.retentionSeconds);
+  run.log.info({ records: index, bytes: source.bytes, parts }, 'file taken in');
   // The sealed copy holds the file now; an upload left by a fault here is deleted by the sweep.
   await blobs.delete(file.upload_blob).catch((err: unknown) => {
     run.log.warn({ err }, 'could not delete the taken-in upload; the sweep will');
@@ -136,90 +123,4 @@ function countBytes(input: Readable): { stream: Readable; bytes: () => number } 
   );
   input.once('error', (err) => stream.destroy(err));
   return { stream, bytes: () => bytes };
-}
-
-/** Cuts lines into sealed frames and commits them a block at a time. */
-class FrameWriter {
-  /** Records taken in (by earlier attempts too). */
-  records: number;
-  private frame: number;
-  private sealedEnd: number;
-  private lines: string[] = [];
-  private block: Buffer[] = [];
-  private blockBytes = 0;
-  private frames: FrameRow[] = [];
-
-  constructor(
-    private readonly context: IntakeContext,
-    private readonly file: ImportFileRow,
-    private readonly blocks: string[],
-    last: FrameRow | undefined,
-  ) {
-    this.records = last ? last.first_record + last.records : 0;
-    this.frame = last ? last.frame + 1 : 0;
-    this.sealedEnd = last ? last.sealed_start + last.sealed_bytes : 0;
-  }
-
-  async add(line: FileLine, sourceEnd: number): Promise<void> {
-    this.lines.push(frameLine(line));
-    if (this.lines.length >= this.context.frameRecords) await this.cutFrame(sourceEnd);
-  }
-
-  async close(sourceEnd: number): Promise<void> {
-    if (this.lines.length > 0) await this.cutFrame(sourceEnd);
-    if (this.block.length > 0) await this.commitBlock(sourceEnd);
-  }
-
-  private async cutFrame(sourceEnd: number): Promise<void> {
-    const sealed = this.context.box.sealBytes(await gzipped(this.lines.join('')));
-    this.frames.push({
-      frame: this.frame++,
-      first_record: this.records,
-      records: this.lines.length,
-      block_id: this.blockId(),
-      sealed_start: this.sealedEnd,
-      sealed_bytes: sealed.length,
-      source_end: sourceEnd,
-    });
-    this.records += this.lines.length;
-    this.sealedEnd += sealed.length;
-    this.lines = [];
-    this.block.push(sealed);
-    this.blockBytes += sealed.length;
-    if (this.blockBytes >= BLOCK_BYTES) await this.commitBlock(sourceEnd);
-  }
-
-  /** The id of the block being filled: the attempt's and the block's number, of one length. */
-  private blockId(): string {
-    const { attempt } = this.context.run.task;
-    const tag = `a${String(attempt).padStart(6, '0')}b${String(this.blocks.length).padStart(8, '0')}`;
-    return Buffer.from(tag).toString('base64');
-  }
-
-  /**
-   * Stages the block, then commits the block list with it and records its frames in one
-   * transaction that holds the task's row: an attempt that lost the task commits nothing.
-   */
-  private async commitBlock(sourceEnd: number): Promise<void> {
-    const { pool, blobs, run } = this.context;
-    const sealedBlob = this.file.sealed_blob as string;
-    const id = this.blockId();
-    await blobs.stageBlock(sealedBlob, id, Buffer.concat(this.block), run.signal);
-    const ids = [...this.blocks, id];
-    await withTransaction(pool, async (client) => {
-      if ((await lockImportProgress(client, run.task)) === Number.POSITIVE_INFINITY)
-        throw new AttemptLost(`task ${run.task.id} ended`);
-      await blobs.commitBlocks(sealedBlob, ids, {
-        contentType: 'application/octet-stream',
-        contentDisposition: 'attachment',
-      });
-      await insertFrames(client, this.file, this.frames);
-      await saveSourceProgress(client, this.file, sourceEnd, this.file.source?.bytes ?? 0);
-    });
-    this.blocks.push(id);
-    this.block = [];
-    this.blockBytes = 0;
-    this.frames = [];
-    run.advanced();
-  }
 }

@@ -1,13 +1,18 @@
 import { type Duplex, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStorage } from '../blob/blob-storage.js';
+import type { BusMessage, TakenTask, TaskBus } from '../bus/bus.js';
 import { messageUpload } from '../bus/task-message.js';
-import type { ServiceConfig } from '../config.js';
+import { type ServiceConfig, withProject } from '../config.js';
 import { findUpload, framesFrom, type ImportFileRow } from '../db/import-files.js';
 import type { Pool } from '../db/pool.js';
 import { completeImport } from '../db/tasks/endings.js';
+import { findPendingTask } from '../db/tasks/task-rows.js';
 import { ApiError, EngineError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { type ProjectRegistry, taskProject } from '../projects/project-registry.js';
 import type { TaskRun } from '../tasks/run-task.js';
+import { TaskStop } from '../tasks/task-lease.js';
 import { importTaskOptions } from '../tasks/task-options.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { type ApplyTarget, applyBatch, committedTarget } from './apply-batch.js';
@@ -15,6 +20,7 @@ import { batchRecords } from './batch-records.js';
 import { dryRun } from './dry-run.js';
 import { type FramesRead, frameRecords } from './file-frames.js';
 import { takeInFile } from './file-intake.js';
+import { applyFileParts, identifierRoute, partsFor, takeImportPart } from './file-parts.js';
 import type { ImportOptions } from './import-batch.js';
 import { importedUserIds } from './imported-user-id.js';
 import { recordStages } from './parse-records.js';
@@ -36,19 +42,11 @@ export async function runImport(
   blobs: BlobStorage | undefined,
   message: string,
   run: TaskRun,
+  publish: (message: BusMessage) => Promise<void>,
 ): Promise<void> {
   const { task, signal, leaseMs } = run;
   const stored = importTaskOptions(task.options);
-  const options: ImportOptions = {
-    identifier: stored.identifier,
-    upsert: stored.upsert,
-    project: config.project,
-    validate: recordValidator(stored.identifier, config.project),
-    recordChanges: config.search.clickhouse !== undefined,
-    lockUsers: !stored.dry_run,
-    userIdOf: importedUserIds(task.replay_of ?? task.id),
-    replayed: task.replay_of !== null,
-  };
+  const options = importOptionsOf(task, config);
   // The file its message names: its own, or (a replay) the one the replayed import took in.
   const upload = messageUpload(message);
   const file = upload === undefined ? undefined : await findUpload(pool, config.project.id, upload);
@@ -65,9 +63,17 @@ export async function runImport(
         frameRecords: config.importBatchSize,
         retentionSeconds: config.importFiles.retentionSeconds,
         webhooks: config.webhooks,
+        parts: partsFor(file.source?.bytes ?? 0, config, stored.dry_run === true),
+        route: identifierRoute(options.validate, options.identifier),
       },
       file,
     );
+    const taken = (await findUpload(pool, file.project_id, file.upload_id)) ?? file;
+    if ((taken.parts ?? 1) > 1) {
+      await applyFileParts({ pool, blobs, box: secrets, config, publish }, run, taken, options);
+      await completeImport(pool, task, await writeResultsFile(pool, blobs, run));
+      return;
+    }
   }
   const records = async (): Promise<(Readable | Duplex)[]> =>
     file && blobs
@@ -101,6 +107,76 @@ export async function runImport(
   // Without blob storage (export switched off) the details alone tell the outcomes.
   const results = blobs ? await writeResultsFile(pool, blobs, run) : undefined;
   await completeImport(pool, task, results);
+}
+
+/** How a task's records are applied: its settings, in its project. */
+function importOptionsOf(
+  task: { readonly id: string; readonly options: unknown; readonly replay_of: string | null },
+  config: ServiceConfig,
+): ImportOptions {
+  const stored = importTaskOptions(task.options);
+  return {
+    identifier: stored.identifier,
+    upsert: stored.upsert,
+    project: config.project,
+    validate: recordValidator(stored.identifier, config.project),
+    recordChanges: config.search.clickhouse !== undefined,
+    lockUsers: !stored.dry_run,
+    userIdOf: importedUserIds(task.replay_of ?? task.id),
+    replayed: task.replay_of !== null,
+  };
+}
+
+/** What a worker applying a part of another worker's file import stands on. */
+export interface FilePartDependencies {
+  readonly pool: Pool;
+  readonly blobs: BlobStorage | undefined;
+  readonly secrets: SecretBox;
+  readonly config: ServiceConfig;
+  readonly projects: Pick<ProjectRegistry, 'get' | 'refresh'>;
+  readonly bus: Pick<TaskBus, 'publish'>;
+  readonly log: Logger;
+}
+
+/**
+ * Takes a part's message of a split file import (file-parts.ts): claims the part if nobody holds it
+ * and applies it in the task's project, until done or until `draining` (the part is then given
+ * back). Undefined when there is nothing to take (the part is done or held, the task ended).
+ */
+export async function takeFilePart(
+  deps: FilePartDependencies,
+  taskId: string,
+  part: number,
+  draining: AbortSignal,
+): Promise<TakenTask | undefined> {
+  if (draining.aborted) throw new TaskStop('draining'); // not taken: the message comes again
+  const task = await findPendingTask(deps.pool, taskId);
+  if (!task || !deps.blobs) return undefined;
+  const config = withProject(deps.config, await taskProject(deps.projects, task.project_id));
+  const partDeps = {
+    pool: deps.pool,
+    blobs: deps.blobs,
+    box: deps.secrets,
+    config,
+    publish: deps.bus.publish,
+  };
+  const started = Date.now();
+  const taken = await takeImportPart(
+    partDeps,
+    task,
+    part,
+    async (claimed) => {
+      const file = await findUpload(deps.pool, task.project_id, claimed.upload_id);
+      if (!file) throw new ApiError('ImportFileGone', 'the file of this import is no longer kept');
+      return { file, options: importOptionsOf(task, config) };
+    },
+    draining,
+  );
+  if (!taken) return undefined;
+  const finished = taken.outcome.then((result) => {
+    deps.log.info({ task_id: taskId, part, outcome: result, ms: Date.now() - started }, 'import part');
+  });
+  return { finished };
 }
 
 /**

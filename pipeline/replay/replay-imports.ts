@@ -205,6 +205,7 @@ function skipReason(
   ours: boolean,
 ): string {
   if (message.again) return 'a task offered again to the workers, not a new request';
+  if (logged?.part !== undefined) return 'a part of a file import, not a request';
   if (ours && logged?.request?.source)
     return 'a file import whose file is no longer kept (IMPORT_FILE_RETENTION_SECONDS)';
   return logged ? 'another project, or not an import' : 'not a task message';

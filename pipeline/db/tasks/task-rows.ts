@@ -55,6 +55,20 @@ export async function findTask(
   return rows[0];
 }
 
+/** A pending task's project and settings, by id alone (a part's message names only its task). */
+export async function findPendingTask(
+  db: Queryable,
+  id: string,
+): Promise<{ id: string; project_id: string; options: unknown; replay_of: string | null } | undefined> {
+  const { rows } = await db.query<{
+    id: string;
+    project_id: string;
+    options: unknown;
+    replay_of: string | null;
+  }>(`SELECT id, project_id, options, replay_of FROM tasks WHERE id = $1 AND status = 'pending'`, [id]);
+  return rows[0];
+}
+
 /** Tasks kept, by kind and state: pending (not started), running, completed, failed. */
 export async function countTasksByState(
   db: Queryable,
