@@ -13,7 +13,7 @@ import { foreignLines } from './foreign-lines.js';
 import { FrameWriter } from './frame-writer.js';
 import { urlFiles } from './url-source.js';
 
-/** How the intake is cut: records per frame (an import batch's), and what it reads with. */
+/** How a file is taken in: records per frame (an import batch's), its parts, and what it reads with. */
 export interface IntakeContext {
   readonly pool: Pool;
   readonly blobs: BlobStorage;
@@ -34,8 +34,9 @@ export interface IntakeContext {
  * acceptance (or the file at its URL), decompressed, as records in file order, routes each to its
  * part (by its identifier, when the file is split) and writes them to the task's sealed copy in
  * frames (frame-writer.ts), committed a block at a time in the transaction that fences the attempt.
- * An attempt that stopped midway goes on after the last record committed. Once the whole file is in, the task's total is
- * its record count and the upload is deleted; the sealed copy is kept for a replay.
+ * An attempt that stopped midway goes on after the last record committed. Once the whole file is
+ * in, the task's total is its record count and the upload is deleted; the sealed copy is kept for
+ * a replay.
  */
 export async function takeInFile(context: IntakeContext, file: ImportFileRow): Promise<void> {
   if (file.records !== null || !file.source || !file.sealed_blob) return;
