@@ -114,6 +114,22 @@ describe('file imports', function () {
     ]);
   });
 
+  it('fails a bad line deep in a large file alone: its frame, batch and neighbours apply', async () => {
+    const lines = ndjson(20_000, 100_000).split('\n');
+    lines[15_000] = '{"email": "deep@files.example.com", "name": ';
+    const id = await service.upload(gzipSync(lines.join('\n')));
+    const done = await service.imports.run({
+      identifier: 'email',
+      source: { upload_id: id },
+      format: 'ndjson',
+    });
+    expect(done.summary).to.include({ total: 20_000, inserted: 19_999, failed: 1 });
+    const res = await service.imports.status(`${done.id}?outcome=failed`);
+    const failed = res.body.details as Detail[];
+    expect(failed.map((d) => [d.index, d.line])).to.deep.equal([[15_000, 15_001]]);
+    expect(why(failed[0])).to.match(/^line 15001: not JSON/);
+  });
+
   it('applies a JSON array up to where it breaks and fails the rest naming the byte', async () => {
     const good = Array.from({ length: 3 }, (_, i) => ({ email: `arr${i}@files.example.com` }));
     const text = `${JSON.stringify(good).slice(0, -1)},{"email": "arr3@files.example.com"}, {"email": tru`;
