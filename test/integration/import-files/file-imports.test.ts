@@ -609,3 +609,40 @@ describe('uploads open at once', function () {
     expect((await service.newUpload()).statusCode).to.equal(200);
   });
 });
+
+for (const transport of ['postgres', 'kafka'] as const) {
+  describe(`a file import in parts on ${transport}`, function () {
+    this.timeout(120_000);
+    const service = useFileImportService(
+      { settings: { import_batch_size: 100, import_file_part_bytes: 20_000, import_file_parts_max: 3 } },
+      transport,
+    );
+
+    it('routes each user to one part: every record once, the last of a user standing', async () => {
+      const lines = ndjson(3_000, 200_000)
+        .split('\n')
+        .filter((l) => l !== '');
+      for (const [at, version] of [
+        [5, 'first'],
+        [1_500, 'second'],
+        [2_990, 'third'],
+      ] as const)
+        lines[at] = JSON.stringify({ email: 'Twice@Parts.Example.com', name: version });
+      const id = await service.upload(Buffer.from(`${lines.join('\n')}\n`));
+      const done = await service.imports.run({
+        identifier: 'email',
+        upsert: true,
+        source: { upload_id: id },
+        format: 'ndjson',
+      });
+      expect(done.summary).to.include({ total: 3_000, inserted: 2_998, updated: 2, failed: 0 });
+      const { rows } = await service.db().query(
+        `SELECT (SELECT count(*)::int FROM import_file_parts WHERE task_id = $1 AND done) AS parts,
+                (SELECT standard_attributes->>'name' FROM users
+                  WHERE standard_attributes->>'email' = 'twice@parts.example.com') AS name`,
+        [done.id],
+      );
+      expect(rows[0]).to.deep.equal({ parts: 3, name: 'third' });
+    });
+  });
+}
