@@ -67,11 +67,12 @@ export async function claimImportPart(
   return rows[0];
 }
 
-/** Renews the part's lease; false when the part is no longer this attempt's. */
+/** Renews the part's lease; false when the part is no longer this attempt's, or its task ended. */
 export async function renewImportPart(db: Queryable, part: ImportPart, leaseMs: number): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE import_file_parts SET lease_until = clock_timestamp() + $6 * interval '1 millisecond'
-      WHERE project_id = $1 AND task_id = $2 AND part = $3 AND worker = $4 AND attempt = $5 AND NOT done`,
+    `UPDATE import_file_parts p SET lease_until = clock_timestamp() + $6 * interval '1 millisecond'
+      WHERE project_id = $1 AND task_id = $2 AND part = $3 AND worker = $4 AND attempt = $5 AND NOT done
+        AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = p.task_id AND t.status = 'pending')`,
     [part.project_id, part.task_id, part.part, part.worker, part.attempt, leaseMs],
   );
   return rowCount === 1;
@@ -79,12 +80,14 @@ export async function renewImportPart(db: Queryable, part: ImportPart, leaseMs: 
 
 /**
  * Locks the part's row for the caller's transaction and returns where it goes on; AttemptLost when
- * another attempt holds the part now (the fence of every batch a part applies).
+ * another attempt holds the part now, or its task ended (the fence of every batch a part applies).
  */
 export async function lockImportPart(client: PoolClient, part: ImportPart): Promise<number> {
   const { rows } = await client.query<{ applied_through: number; ours: boolean }>(
-    `SELECT applied_through::float8 AS applied_through, worker = $4 AND attempt = $5 AND NOT done AS ours
-       FROM import_file_parts WHERE project_id = $1 AND task_id = $2 AND part = $3 FOR UPDATE`,
+    `SELECT p.applied_through::float8 AS applied_through,
+            p.worker = $4 AND p.attempt = $5 AND NOT p.done AND t.status = 'pending' AS ours
+       FROM import_file_parts p JOIN tasks t ON t.id = p.task_id
+      WHERE p.project_id = $1 AND p.task_id = $2 AND p.part = $3 FOR UPDATE OF p`,
     [part.project_id, part.task_id, part.part, part.worker, part.attempt],
   );
   const row = rows[0];

@@ -128,7 +128,8 @@ export async function applyFileParts(
           `part ${failed.part} of the file failed (${failed.failure})`,
         );
       if (states.length > 0 && states.every((s) => s.done)) return;
-      run.advanced(); // waiting on other workers' parts is the task moving
+      // Waiting is not moving: the parts' applied records are (progress above). Parts that stop
+      // moving stall the task, which another coordinator then takes over, or ends expired.
       await pause();
     }
   } finally {
