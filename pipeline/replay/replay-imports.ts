@@ -143,16 +143,8 @@ export async function replayImports(
       events.onProgress?.(progress());
       return;
     }
-    const {
-      records: loggedRecords,
-      secrets,
-      source,
-      format,
-      compression,
-      csv,
-      from: convertedFrom,
-      ...loggedRequest
-    } = logged.request;
+    const loggedRequest = logged.request;
+    const { records: loggedRecords, secrets, format, compression, csv, from: convertedFrom } = loggedRequest;
     const made = await withTransaction(pool, async (client) => {
       const position = await lockReplay(client, replayId);
       if (BigInt(message.offset) < BigInt(position[message.partition] ?? '0')) return undefined; // done before
