@@ -84,6 +84,8 @@ export const ENGINE_FAULTS = {
   ImportStorageMissing: { transient: false, reason: 'ImportFilesDisabled' },
   /** A part of a split file import met a fault that will not pass. */
   ImportPartFailed: { transient: false },
+  /** A read of a file import's sealed copy ended before its frames did (a read cut short): tried again. */
+  SealedFileShort: { transient: true },
   /** A records row of the export statement that the assembler does not know: a bug, certain to repeat. */
   RecordsRowUnexpected: { transient: false },
   /** A split export's snapshot id that is not one pg_export_snapshot() returns. */

@@ -232,6 +232,18 @@ export async function finishIntake(
 }
 
 /**
+ * Gives a task that reads a file another task took in (a replay) the file's record count as its
+ * total, and the file's size as read.
+ */
+export async function countFileFor(db: Queryable, file: ImportFileRow, taskId: string): Promise<void> {
+  await db.query(
+    `UPDATE tasks SET progress_total = $3, source_bytes = $4, source_bytes_read = $4
+      WHERE id = $2 AND project_id = $1 AND status = 'pending'`,
+    [file.project_id, taskId, Number(file.records), file.source?.bytes ?? 0],
+  );
+}
+
+/**
  * Files to sweep: uploads no import named by their end, sealed copies past keeping, and files
  * whose import ended before it took them in whole.
  */

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { BlobStorage } from '../blob/blob-storage.js';
 import type { FrameRow, ImportFileRow } from '../db/import-files.js';
+import { EngineError } from '../errors.js';
 import type { SecretBox } from '../tasks/task-secrets.js';
 import { type FileLine, positionName } from './file-lines.js';
 import type { IndexedRecord } from './parse-records.js';
@@ -120,5 +121,6 @@ async function* sealedFrames(
       frame = frames[++at];
     }
   }
-  if (at < frames.length) throw new Error('the sealed copy of the file ended before its last frame');
+  if (at < frames.length)
+    throw new EngineError('SealedFileShort', 'the sealed copy of the file ended before its last frame');
 }

@@ -4,7 +4,7 @@ import type { BlobStorage } from '../blob/blob-storage.js';
 import type { BusMessage, TakenTask, TaskBus } from '../bus/bus.js';
 import { messageUpload } from '../bus/task-message.js';
 import { type ServiceConfig, withProject } from '../config.js';
-import { findUpload, framesFrom, type ImportFileRow } from '../db/import-files.js';
+import { countFileFor, findUpload, framesFrom, type ImportFileRow } from '../db/import-files.js';
 import type { Pool } from '../db/pool.js';
 import { completeImport } from '../db/tasks/endings.js';
 import { findPendingTask } from '../db/tasks/task-rows.js';
@@ -69,6 +69,7 @@ export async function runImport(
       file,
     );
     const taken = (await findUpload(pool, file.project_id, file.upload_id)) ?? file;
+    if (taken.task_id !== task.id) await countFileFor(pool, taken, task.id); // a replay's
     if ((taken.parts ?? 1) > 1) {
       await applyFileParts({ pool, blobs, box: secrets, config, publish }, run, taken, options);
       await completeImport(pool, task, await writeResultsFile(pool, blobs, run));

@@ -459,6 +459,10 @@ describe('a file import replayed', function () {
     const again = await service.imports.waitForCompletion(seen[0]?.task_id as string);
     expect(again.summary).to.include({ inserted: 5 });
     expect(again.replay_of).to.equal(first);
+    const { rows: totals } = await service
+      .db()
+      .query('SELECT progress_total FROM tasks WHERE id = $1', [seen[0]?.task_id]);
+    expect(totals, "the replay's total is the file's records").to.deep.equal([{ progress_total: 5 }]);
 
     await service
       .db()

@@ -1,14 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { BlockBlobClient } from '@azure/storage-blob';
 import { expect } from 'chai';
-import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
-import type { ServiceConfig } from '../../../pipeline/config.js';
-import { adminClient, adminToken, makeTestKeys, type TestKeys, testConfig } from '../../support/admin-api.js';
-import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
-import { HTTPS } from '../../support/imports.js';
-import { taskProgress, useWorkerProcesses } from '../../support/worker-process.js';
+import { useFileImportWorkers } from '../../support/file-imports.js';
+import { taskProgress } from '../../support/worker-process.js';
 
 const RECORDS = 6_000;
 /** Users written three times each, early, midway and late in the file: `version 0`, 1 and 2. */
@@ -39,65 +33,16 @@ function fileText(): string {
  */
 describe('a file import split into parts, applied by several workers', function () {
   this.timeout(180_000);
-  const db = useTestSchema();
-  const container = uniqueContainer();
-  const spawnWorker = useWorkerProcesses(db.schema);
-  let keys: TestKeys;
-  let config: ServiceConfig;
-  let blobs: BlobStorage;
-
-  before(async () => {
-    keys = await makeTestKeys();
-    config = testConfig(
-      keys,
-      {},
-      {
-        trust_proxy: true,
-        azure_storage_connection_string: testBlobConnectionString(),
-        azure_storage_container: container,
-      },
-    );
-    const storage = config.export.blobStorage;
-    if (!storage) throw new Error('no blob storage in the test config');
-    blobs = await BlobStorage.open(storage, container);
-  });
-
+  const service = useFileImportWorkers();
+  const { db } = service;
   const startWorker = (): ChildProcess =>
-    spawnWorker({
+    service.startWorker({
       IMPORT_BATCH_SIZE: '50',
       IMPORT_FILE_PART_BYTES: '50000',
       IMPORT_FILE_PARTS_MAX: '4',
-      AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
-      AZURE_STORAGE_CONTAINER: container,
     });
-
-  async function startFileImport(): Promise<string> {
-    const client = adminClient(
-      config,
-      db,
-      keys,
-      () => {},
-      () => blobs,
-    );
-    const token = await adminToken(keys);
-    const upload = await client.request({
-      method: 'POST',
-      url: '/_api/admin/users/import/uploads',
-      token,
-      headers: HTTPS,
-    });
-    const { upload_id, upload_url } = JSON.parse(upload.body) as { upload_id: string; upload_url: string };
-    await new BlockBlobClient(upload_url).uploadData(Buffer.from(fileText()));
-    const res = await client.request({
-      method: 'POST',
-      url: '/_api/admin/users/import',
-      token,
-      headers: HTTPS,
-      body: { identifier: 'email', upsert: true, source: { upload_id }, format: 'ndjson' },
-    });
-    expect(res.statusCode, res.body).to.equal(200);
-    return (JSON.parse(res.body) as { id: string }).id;
-  }
+  const startFileImport = () =>
+    service.importFile(Buffer.from(fileText()), { identifier: 'email', upsert: true, format: 'ndjson' });
 
   it('applies every record once, each user in file order, with a worker SIGKILLed midway', async () => {
     const id = await startFileImport();

@@ -1,14 +1,9 @@
 import { gzipSync } from 'node:zlib';
-import { BlockBlobClient } from '@azure/storage-blob';
 import { expect } from 'chai';
-import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
-import type { ServiceConfig } from '../../../pipeline/config.js';
-import { adminClient, adminToken, makeTestKeys, type TestKeys, testConfig } from '../../support/admin-api.js';
-import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
-import { HTTPS, insertedSummary } from '../../support/imports.js';
-import { taskProgress, useWorkerProcesses } from '../../support/worker-process.js';
+import { useFileImportWorkers } from '../../support/file-imports.js';
+import { insertedSummary } from '../../support/imports.js';
+import { taskProgress } from '../../support/worker-process.js';
 
 const RECORDS = 20_000;
 const BATCH = 100;
@@ -34,70 +29,17 @@ function logLines(worker: { stdout: NodeJS.ReadableStream | null }): Record<stri
  */
 describe('file import worker killed mid-file resumes at the committed offset', function () {
   this.timeout(180_000);
-  const db = useTestSchema();
-  const container = uniqueContainer();
-  const spawnWorker = useWorkerProcesses(db.schema);
-  let keys: TestKeys;
-  let config: ServiceConfig;
-  let blobs: BlobStorage;
-
-  before(async () => {
-    keys = await makeTestKeys();
-    config = testConfig(
-      keys,
-      {},
-      {
-        trust_proxy: true,
-        azure_storage_connection_string: testBlobConnectionString(),
-        azure_storage_container: container,
-      },
-    );
-    const storage = config.export.blobStorage;
-    if (!storage) throw new Error('no blob storage in the test config');
-    blobs = await BlobStorage.open(storage, container);
-  });
-
+  const service = useFileImportWorkers();
+  const { db } = service;
   const startWorker = () =>
-    spawnWorker(
-      {
-        IMPORT_BATCH_SIZE: String(BATCH),
-        AZURE_STORAGE_CONNECTION_STRING: testBlobConnectionString(),
-        AZURE_STORAGE_CONTAINER: container,
-        LOG_LEVEL: 'info',
-      },
-      { output: true },
-    );
+    service.startWorker({ IMPORT_BATCH_SIZE: String(BATCH), LOG_LEVEL: 'info' }, { output: true });
 
   /** Uploads RECORDS users as ndjson.gz and starts their import; its task id. */
-  async function startFileImport(): Promise<string> {
-    const client = adminClient(
-      config,
-      db,
-      keys,
-      () => {},
-      () => blobs,
-    );
-    const token = await adminToken(keys);
-    const upload = await client.request({
-      method: 'POST',
-      url: '/_api/admin/users/import/uploads',
-      token,
-      headers: HTTPS,
-    });
-    const { upload_id, upload_url } = JSON.parse(upload.body) as { upload_id: string; upload_url: string };
+  function startFileImport(): Promise<string> {
     let text = '';
     for (let i = 0; i < RECORDS; i++)
       text += `${JSON.stringify({ email: `r${i}@resume.example.com`, name: `R ${i}` })}\n`;
-    await new BlockBlobClient(upload_url).uploadData(gzipSync(text));
-    const res = await client.request({
-      method: 'POST',
-      url: '/_api/admin/users/import',
-      token,
-      headers: HTTPS,
-      body: { identifier: 'email', source: { upload_id }, format: 'ndjson' },
-    });
-    expect(res.statusCode, res.body).to.equal(200);
-    return (JSON.parse(res.body) as { id: string }).id;
+    return service.importFile(gzipSync(text), { identifier: 'email', format: 'ndjson' });
   }
 
   /** Runs a worker until the task has applied `share` of its records, then SIGKILLs it; the progress. */
