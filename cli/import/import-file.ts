@@ -24,6 +24,15 @@ export interface ImportFileOptions {
   readonly from?: ForeignFile;
 }
 
+/** A record's detail, as a status read and the results file give it. */
+export interface Detail {
+  readonly index: number;
+  readonly outcome: RecordOutcome;
+  readonly user_id?: string;
+  readonly warnings?: unknown[];
+  readonly errors?: unknown[];
+}
+
 /** An import task's status as the service answers it (decisions 2.3, docs/decisions.md). */
 export interface ImportStatus {
   readonly id: string;
@@ -36,13 +45,7 @@ export interface ImportStatus {
     bytes_total?: number;
   };
   readonly error?: unknown;
-  readonly details?: readonly {
-    index: number;
-    outcome: RecordOutcome;
-    user_id?: string;
-    warnings?: unknown[];
-    errors?: unknown[];
-  }[];
+  readonly details?: readonly Detail[];
   /** The path of the next page of details, when more follow. */
   readonly details_next?: string;
   /** A signed URL of the results file: every detail, one JSON line each. */
@@ -256,6 +259,7 @@ export async function followTask(
   client: ServiceClient,
   taskId: string,
   onProgress: (progress: NonNullable<ImportStatus['progress']>) => void,
+  { details: withDetails = true }: { details?: boolean } = {},
 ): Promise<ImportStatus> {
   const read = async (route: string) => {
     const answer = await client.call<ImportStatus>('GET', route);
@@ -269,6 +273,7 @@ export async function followTask(
   for (let delay = POLL_MS; ; delay = Math.min(delay * 1.5, 3_000)) {
     const status = await read(`${ROUTE}/${taskId}?details=false`);
     if (status.status === 'completed') {
+      if (!withDetails) return status;
       if (status.results_url)
         return { ...status, details: await readResultsFile(taskId, status.results_url) };
       const details: NonNullable<ImportStatus['details']>[number][] = [];

@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { BlockBlobClient } from '@azure/storage-blob';
 import { uploadBlockId } from '../../pipeline/blob/task-files.js';
 import { CliError, EXIT } from '../cli-error.js';
@@ -7,6 +8,7 @@ import { count, type Progress, progressOnStderr } from '../progress.js';
 import { errorMessage, type ServiceClient } from '../service-client.js';
 import {
   closingReport,
+  type Detail,
   followTask,
   type ImportFileOptions,
   type ImportStatus,
@@ -64,24 +66,29 @@ export async function importServerSide(client: ServiceClient, options: ImportFil
       taskId = answer.body.id;
       state.accepted(0, taskId);
     }
-    const status = await followTask(client, taskId, (p) => {
-      progress.update(
-        p.total === 0
-          ? {
-              done: p.bytes_read ?? 0,
-              total: p.bytes_total ?? 1,
-              detail: `taking the file in: ${count(p.bytes_read ?? 0)} of ${count(p.bytes_total ?? 0)} bytes`,
-              rate: '',
-            }
-          : {
-              done: p.processed,
-              total: p.total,
-              detail: `${count(p.processed)} of ${count(p.total)} records applied`,
-              rate: '',
-            },
-      );
-    });
-    const counts = writeResults(options.resultsFile, status);
+    const status = await followTask(
+      client,
+      taskId,
+      (p) => {
+        progress.update(
+          p.total === 0
+            ? {
+                done: p.bytes_read ?? 0,
+                total: p.bytes_total ?? 1,
+                detail: `taking the file in: ${count(p.bytes_read ?? 0)} of ${count(p.bytes_total ?? 0)} bytes`,
+                rate: '',
+              }
+            : {
+                done: p.processed,
+                total: p.total,
+                detail: `${count(p.processed)} of ${count(p.total)} records applied`,
+                rate: '',
+              },
+        );
+      },
+      { details: false },
+    );
+    const counts = await writeResults(client, taskId, options.resultsFile, status);
     state.written(0, 0, counts);
     completed = true;
     if (!status.error) return closingReport(counts, options, []);
@@ -173,23 +180,46 @@ async function stageBlocks(
   }
 }
 
-/** Writes the task's details as the results file (a line per record, in file order); its counts. */
-function writeResults(path: string, status: ImportStatus): RunCounts {
+/**
+ * Writes the task's details as the results file (a line per record, in file order) as they are
+ * read: its results file streamed line by line, or its details page by page, never all at once (a
+ * file's may be larger than any string); its counts.
+ */
+async function writeResults(
+  client: ServiceClient,
+  taskId: string,
+  path: string,
+  status: ImportStatus,
+): Promise<RunCounts> {
   const counts = noCounts();
   const fd = openSync(path, 'w');
+  let at = 0;
+  const write = (d: Detail) => {
+    const line = {
+      position: d.index,
+      outcome: d.outcome,
+      ...(d.user_id ? { user_id: d.user_id } : {}),
+      ...(d.warnings ? { warnings: d.warnings } : {}),
+      ...(d.errors ? { errors: d.errors } : {}),
+    };
+    at += writeSync(fd, `${JSON.stringify(line)}\n`, at);
+    counts[d.outcome]++;
+    counts.warnings += d.warnings?.length ?? 0;
+  };
   try {
-    let at = 0;
-    for (const d of status.details ?? []) {
-      const line = {
-        position: d.index,
-        outcome: d.outcome,
-        ...(d.user_id ? { user_id: d.user_id } : {}),
-        ...(d.warnings ? { warnings: d.warnings } : {}),
-        ...(d.errors ? { errors: d.errors } : {}),
-      };
-      at += writeSync(fd, `${JSON.stringify(line)}\n`, at);
-      counts[d.outcome]++;
-      counts.warnings += d.warnings?.length ?? 0;
+    if (status.results_url) {
+      const download = await client.download(status.results_url);
+      if (download.statusCode !== 200)
+        throw new CliError(`cannot download the results of task ${taskId} (${download.statusCode})`);
+      for await (const text of createInterface({ input: download.body, crlfDelay: Number.POSITIVE_INFINITY }))
+        if (text !== '') write(JSON.parse(text) as Detail);
+    } else {
+      for (let next: string | undefined = `${ROUTE}/${taskId}?limit=10000`; next !== undefined; ) {
+        const answer: { status: number; body: ImportStatus } = await client.call<ImportStatus>('GET', next);
+        if (answer.status !== 200) throw new CliError(`cannot read task ${taskId} (${answer.status})`);
+        for (const d of answer.body.details ?? []) write(d);
+        next = answer.body.details_next;
+      }
     }
   } finally {
     closeSync(fd);
