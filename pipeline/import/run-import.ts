@@ -52,6 +52,8 @@ export async function runImport(
   const file = upload === undefined ? undefined : await findUpload(pool, config.project.id, upload);
   if (upload !== undefined && (!file || (file.task_id !== task.id && file.records === null)))
     throw new ApiError('ImportFileGone', 'the file of this import is no longer kept');
+  // The file as taken in: read once the take-in is done (its frames, its parts).
+  let taken: ImportFileRow | undefined;
   if (file) {
     if (!blobs) throw new EngineError('ImportStorageMissing', 'a file import needs blob storage');
     await takeInFile(
@@ -68,7 +70,7 @@ export async function runImport(
       },
       file,
     );
-    const taken = (await findUpload(pool, file.project_id, file.upload_id)) ?? file;
+    taken = (await findUpload(pool, file.project_id, file.upload_id)) ?? file;
     if (taken.task_id !== task.id) await countFileFor(pool, taken, task.id); // a replay's
     if ((taken.parts ?? 1) > 1) {
       await applyFileParts({ pool, blobs, box: secrets, config, publish }, run, taken, options);
@@ -77,8 +79,8 @@ export async function runImport(
     }
   }
   const records = async (): Promise<(Readable | Duplex)[]> =>
-    file && blobs
-      ? [await fileRecords(pool, blobs, secrets, file, run), validateRecords(options.validate)]
+    taken && blobs
+      ? [await fileRecords(pool, blobs, secrets, taken, run), validateRecords(options.validate)]
       : [
           ...recordStages(message, secrets),
           validateRecords(options.validate),
@@ -189,10 +191,9 @@ async function fileRecords(
   pool: Pool,
   blobs: BlobStorage,
   secrets: SecretBox,
-  taken: ImportFileRow,
+  file: ImportFileRow,
   run: TaskRun,
 ): Promise<Readable> {
-  const file = (await findUpload(pool, taken.project_id, taken.upload_id)) ?? taken;
   const from = run.task.progress_processed;
   const frames = await framesFrom(pool, file, from);
   const read: FramesRead = { sealedStart: frames[0]?.sealed_start ?? 0, reread: 0 };
