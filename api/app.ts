@@ -8,6 +8,7 @@ import type { Logger } from '../pipeline/log.js';
 import { fixedProjects, type ProjectRegistry } from '../pipeline/projects/project-registry.js';
 import { postgresUserSearch } from '../pipeline/search/postgres-user-search.js';
 import type { UserSearchIndex } from '../pipeline/search/user-search.js';
+import { changeService } from '../pipeline/services/change-service.js';
 import { exportService } from '../pipeline/services/export-service.js';
 import { importService } from '../pipeline/services/import-service.js';
 import { webhookService } from '../pipeline/services/webhook-service.js';
@@ -20,6 +21,7 @@ import { graphqlHandler } from './graphql/handler.js';
 import { userLookups } from './graphql/lookup-batches.js';
 import { type ProjectScope, projectOfHost } from './project-scope.js';
 import { requestLog } from './request-log.js';
+import { changeRoutes } from './routes/changes.js';
 import { exportRoutes } from './routes/export.js';
 import { importRoutes } from './routes/import.js';
 import { importUploadRoutes } from './routes/import-uploads.js';
@@ -71,6 +73,7 @@ export function createApp({
       imports: importService({ config: projectConfig, pool: db, secrets, blobs, taskCreated }),
       exports: exportService({ config: projectConfig, pool: db, blobs, taskCreated }),
       webhooks: webhookService({ config: projectConfig, pool: db }),
+      changes: changeService({ config: projectConfig, pool: db }),
       graphql: { db, lookups: lookupsOf(project.id), project, search: search(project.id) },
     };
   };
@@ -89,6 +92,7 @@ export function createApp({
     importUploadRoutes(admin),
     importRoutes(admin),
     exportRoutes(admin),
+    changeRoutes(admin),
     webhookRoutes(admin),
     consoleRoutes(config, admin),
   ]) {

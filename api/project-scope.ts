@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { type ProjectConfig, type ServiceConfig, withProject } from '../pipeline/config.js';
 import { ApiError } from '../pipeline/errors.js';
 import type { ProjectRegistry } from '../pipeline/projects/project-registry.js';
+import type { ChangeService } from '../pipeline/services/change-service.js';
 import type { ExportService } from '../pipeline/services/export-service.js';
 import type { ImportService } from '../pipeline/services/import-service.js';
 import type { WebhookService } from '../pipeline/services/webhook-service.js';
@@ -18,6 +19,7 @@ export interface ProjectScope {
   readonly imports: ImportService;
   readonly exports: ExportService;
   readonly webhooks: WebhookService;
+  readonly changes: ChangeService;
   readonly graphql: GraphQLContext;
 }
 

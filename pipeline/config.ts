@@ -115,6 +115,8 @@ export interface ServiceConfig {
   readonly taskRetentionSeconds: number;
   /** How long the import log keeps each request (the reach of a replay). */
   readonly importLogRetentionSeconds: number;
+  /** How long the change feed keeps an event (docs/changes.md): an older cursor answers 410. */
+  readonly changesRetentionSeconds: number;
   /** File imports: an upload URL's life, the largest file, how long a sealed copy is kept. */
   readonly importFiles: {
     readonly uploadSeconds: number;
@@ -236,6 +238,7 @@ const ENV_KEYS = {
   KAFKA_MIN_INSYNC_REPLICAS: 'kafka_min_insync_replicas',
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
   IMPORT_LOG_RETENTION_SECONDS: 'import_log_retention_seconds',
+  CHANGES_RETENTION_SECONDS: 'changes_retention_seconds',
   IMPORT_UPLOAD_SECONDS: 'import_upload_seconds',
   IMPORT_FILE_MAX_BYTES: 'import_file_max_bytes',
   IMPORT_FILE_RETENTION_SECONDS: 'import_file_retention_seconds',
@@ -529,6 +532,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
     },
     taskRetentionSeconds: doc.task_retention_seconds,
     importLogRetentionSeconds: doc.import_log_retention_seconds,
+    changesRetentionSeconds: doc.changes_retention_seconds,
     importFiles: {
       uploadSeconds: doc.import_upload_seconds,
       maxBytes: doc.import_file_max_bytes,

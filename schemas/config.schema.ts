@@ -74,6 +74,8 @@ export const configSchema = {
     // How long the import log (the import topic, or the embedded queue) keeps each request: the
     // reach of a replay (7 days).
     import_log_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
+    // The change feed (docs/changes.md): how long an event is kept (7 days).
+    changes_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
     // File imports (docs/file-imports.md): how long an upload URL may be written to (a day); the
     // largest file an import takes (100 GiB); how long the sealed copy of an imported file is kept
     // for a replay (7 days).
@@ -324,7 +326,8 @@ export const configSchema = {
             export_rate_limit_period_seconds: { type: 'integer', minimum: 1 },
           },
         },
-        // The endpoints told of task events: user_import.completed, user_export.completed.
+        // The endpoints told of task events (user_import.completed, user_export.completed) and of
+        // the change feed's (user.created, user.updated, user.deleted).
         webhooks: {
           type: 'array',
           default: [],
@@ -342,7 +345,15 @@ export const configSchema = {
                 type: 'array',
                 minItems: 1,
                 uniqueItems: true,
-                items: { enum: ['user_import.completed', 'user_export.completed'] },
+                items: {
+                  enum: [
+                    'user_import.completed',
+                    'user_export.completed',
+                    'user.created',
+                    'user.updated',
+                    'user.deleted',
+                  ],
+                },
               },
             },
           },

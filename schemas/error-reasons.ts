@@ -8,6 +8,7 @@ export const ERROR_NAMES = {
   Unauthorized: 401,
   Forbidden: 403,
   NotFound: 404,
+  Gone: 410,
   RequestEntityTooLarge: 413,
   UnprocessableEntity: 422,
   TooManyRequest: 429,
@@ -36,6 +37,10 @@ export const ERROR_REASONS = {
     doc: 'Two CSV columns of an export request have the same field name; `info.field_names` lists them.',
   },
   TaskAlreadyCompleted: { name: 'Invalid', doc: 'A cancel of an export that has already completed.' },
+  ChangesCursorInvalid: {
+    name: 'Invalid',
+    doc: 'A change feed cursor (`after`, Last-Event-ID) that this service did not hand out.',
+  },
   ImportUploadExpired: {
     name: 'Invalid',
     doc: 'An import naming an upload whose URL expired (IMPORT_UPLOAD_SECONDS) before an import named it.',
@@ -105,6 +110,10 @@ export const ERROR_REASONS = {
     doc: 'An export with `include_password_hashes` in a project that does not allow it.',
   },
   NotFound: { name: 'NotFound', doc: 'A path no endpoint answers.' },
+  ChangesCursorExpired: {
+    name: 'Gone',
+    doc: "A change feed cursor older than CHANGES_RETENTION_SECONDS: events after it may be gone; export again and follow the export's `changes_cursor`.",
+  },
   ImportFileGone: {
     name: 'NotFound',
     doc: 'A file import (a replay) whose file is no longer kept (IMPORT_FILE_RETENTION_SECONDS).',

@@ -149,6 +149,11 @@ export const openApiDocument = {
               'Import: the path of the next page of details, when more follow (a page holds 1,000 by default, `limit` at most 10,000)',
           },
           download_url: { type: 'string', format: 'uri' },
+          changes_cursor: {
+            type: 'string',
+            description:
+              "Export, once completed: the change feed's position at the export's snapshot; every change committed after the snapshot follows it, none before (docs/changes.md)",
+          },
           ...taskFileMembers,
           results_url: {
             type: 'string',
@@ -157,6 +162,28 @@ export const openApiDocument = {
               'Import, once completed (where blob storage is configured): a fresh signed URL, valid 60 s ' +
               '(EXPORT_DOWNLOAD_URL_SECONDS), of the results file: one JSON line per record, in request ' +
               'order, each the detail a status read shows (secrets redacted); kept as long as the task',
+          },
+        },
+      },
+      ChangeEvent: {
+        type: 'object',
+        required: ['id', 'type', 'user_id', 'occurred_at'],
+        properties: {
+          id: {
+            type: 'string',
+            description: 'Stable across reads and readers: `<transaction id>-<user id>`',
+          },
+          type: { enum: ['user.created', 'user.updated', 'user.deleted'] },
+          user_id: { type: 'string', format: 'uuid' },
+          occurred_at: {
+            type: 'string',
+            format: 'date-time',
+            description: "When the change's statement ran",
+          },
+          record: {
+            type: 'object',
+            description:
+              'The user as the ndjson export writes it, read with the event (so it holds this change and any committed before the read); absent for a deletion',
           },
         },
       },
@@ -400,6 +427,60 @@ export const openApiDocument = {
         responses: {
           '200': { description: 'The task, completed', content: json(ref('TaskStatus')) },
           '404': errorResponse('No such task (TaskNotFound)'),
+          ...common,
+        },
+      },
+    },
+    '/_api/admin/users/changes': {
+      get: {
+        summary:
+          "The project's change feed (docs/changes.md): every committed change to a user after a cursor, " +
+          'as a page (a long poll) or, with Accept: text/event-stream, as Server-Sent Events whose ids are cursors',
+        parameters: [
+          queryParameter(
+            'after',
+            "A cursor: an export's changes_cursor, a page's next_cursor or an event's SSE id (also read from Last-Event-ID); absent: the feed's end now",
+            { type: 'string' },
+          ),
+          queryParameter('limit', 'Events per page, from 1 to 1,000 (default 100)', {
+            type: 'integer',
+            minimum: 1,
+            maximum: 1000,
+          }),
+          queryParameter('wait', 'Seconds to wait for an event when there is none, 0 to 30 (default 5)', {
+            type: 'integer',
+            minimum: 0,
+            maximum: 30,
+          }),
+        ],
+        responses: {
+          '200': {
+            description:
+              'The events after the cursor, in feed order (events of one user in the order of their commits), and the cursor after them',
+            content: {
+              ...json({
+                type: 'object',
+                required: ['events', 'next_cursor'],
+                properties: {
+                  events: { type: 'array', items: ref('ChangeEvent') },
+                  next_cursor: { type: 'string' },
+                },
+              }),
+              'text/event-stream': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'Events `id: <cursor>`, `event: <type>`, `data: <ChangeEvent>`; a response lasts 60 s, and the client resumes with Last-Event-ID',
+                },
+              },
+            },
+          },
+          '400': errorResponse(
+            'A cursor this service did not hand out (ChangesCursorInvalid), or a bad limit or wait (BadRequest)',
+          ),
+          '410': errorResponse(
+            'A cursor older than CHANGES_RETENTION_SECONDS (ChangesCursorExpired): export again and follow its changes_cursor',
+          ),
           ...common,
         },
       },

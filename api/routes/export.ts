@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { encodeCursor, snapshotCursor } from '../../pipeline/changes/changes-cursor.js';
 import { ApiError } from '../../pipeline/errors.js';
 import type { ExportService } from '../../pipeline/services/export-service.js';
 import type { TaskRow } from '../../pipeline/services/task-requests.js';
@@ -81,5 +82,7 @@ function exportStatus(task: TaskRow, exports: ExportService): Record<string, unk
   status.record_count = task.progress_total;
   if (task.file_bytes !== null) status.file_bytes = Number(task.file_bytes);
   if (task.file_sha256 !== null) status.file_sha256 = task.file_sha256;
+  if (task.changes_snapshot !== null)
+    status.changes_cursor = encodeCursor(snapshotCursor(task.changes_snapshot));
   return status;
 }

@@ -18,7 +18,7 @@ export interface PurgedRows {
 /**
  * Removes the project's users (their identities, authenticators, claims, roles and groups go with
  * them), its roles and groups, its tasks (their details, parts, queue and outbox rows with them),
- * their blob ledger, its task events and deliveries, its pending user changes, its disabled
+ * their blob ledger, its task events and deliveries, its pending user changes and change feed, its disabled
  * endpoints, its last claims and its export bucket (through export-tokens.ts, which names it). The blobs and search rows are the caller's.
  */
 export async function purgeProjectRows(pool: Pool, project: string): Promise<PurgedRows> {
@@ -35,6 +35,7 @@ export async function purgeProjectRows(pool: Pool, project: string): Promise<Pur
     await client.query('DELETE FROM roles WHERE project_id = $1', [project]);
     await client.query('DELETE FROM groups WHERE project_id = $1', [project]);
     await client.query('DELETE FROM user_changes WHERE project_id = $1', [project]);
+    await client.query('DELETE FROM user_change_log WHERE project_id = $1', [project]);
     await client.query(
       'DELETE FROM task_blobs WHERE task_id IN (SELECT id FROM tasks WHERE project_id = $1)',
       [project],

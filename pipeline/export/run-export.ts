@@ -7,6 +7,7 @@ import { recordTaskBlob } from '../db/task-blobs.js';
 import { completeExport } from '../db/tasks/endings.js';
 import { setProgressTotal } from '../db/tasks/progress.js';
 import { withSnapshot } from '../db/transaction.js';
+import { currentSnapshot } from '../db/user-change-log.js';
 import { usersExported } from '../operator/metrics.js';
 import { taskProject } from '../projects/project-registry.js';
 import type { TaskRun } from '../tasks/run-task.js';
@@ -48,15 +49,17 @@ export async function runExport(deps: ExportDependencies, run: TaskRun): Promise
   });
   // Cancelled just as it finished, or no longer this attempt's: a file the task does not name is
   // not kept.
-  if ((await completeExport(deps.pool, run.task, blobName, file.digest)) !== blobName)
+  if ((await completeExport(deps.pool, run.task, blobName, file.digest, file.snapshot)) !== blobName)
     await storage.delete(blobName);
   else usersExported.inc(file.records);
 }
 
-/** A written export file: how many records it holds, and its digest. */
+/** A written export file: how many records it holds, its digest, and the snapshot it shows. */
 interface ExportedFile {
   readonly records: number;
   readonly digest: FileDigest;
+  /** The snapshot (pg_snapshot text) the records were read in: the export's changes_cursor. */
+  readonly snapshot: string;
 }
 
 async function writeExportFile(
@@ -71,6 +74,7 @@ async function writeExportFile(
     if (settings.passwordHashes)
       run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
     const total = await prepareSnapshot(client, run.task.project_id, settings);
+    const snapshot = await currentSnapshot(client);
     await setProgressTotal(deps.pool, run.task, total);
     const { partUsers } = deps.config.export;
     const headers = taskFileHeaders(names.fileName, options.format, options.compression);
@@ -90,6 +94,6 @@ async function writeExportFile(
         sink: (file) => storage.upload(names.blobName, file, headers, run.signal),
       }));
     }
-    return { records: total, digest };
+    return { records: total, digest, snapshot };
   });
 }

@@ -13,6 +13,8 @@ export interface UserConditions {
   /** A part's range of users in the keyset (created_at, id): after one key, through another. */
   readonly after?: boolean;
   readonly through?: boolean;
+  /** Only the users of a list (the change feed's records). */
+  readonly users?: boolean;
 }
 
 /** A setting of the export's transaction (prepareSnapshot sets every one the conditions read). */
@@ -33,6 +35,7 @@ export function userConditionSql(set: UserConditions): string {
     set.after && `(u.created_at, u.id) > (${setting('after_at')}::timestamptz, ${setting('after_id')}::uuid)`,
     set.through &&
       `(u.created_at, u.id) <= (${setting('through_at')}::timestamptz, ${setting('through_id')}::uuid)`,
+    set.users && `u.id = ANY (string_to_array(${setting('users')}, ',')::uuid[])`,
   ].filter((condition) => typeof condition === 'string');
   return conditions.join(' AND ');
 }

@@ -1,9 +1,11 @@
 // The export's reading of Postgres: the snapshot of the users it keeps, and the rows of their
 // records streamed by COPY (assemble-records.ts makes records of them).
 
+import { pipeline } from 'node:stream/promises';
 import { to as copyTo } from 'pg-copy-streams';
 import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
+import { type AssemblyOptions, assembleRecords, type UserRecord } from './assemble-records.js';
 import { type UserConditions, userConditionSql, userRecordsSql } from './user-records-sql.js';
 
 /** The users an export keeps (none of its filters set: every user). */
@@ -30,6 +32,8 @@ export interface SnapshotSettings {
     readonly after: UserKey | undefined;
     readonly through: UserKey | undefined;
   };
+  /** Only these users (the change feed's records), read under the caller's snapshot. */
+  readonly users?: readonly string[];
 }
 
 /**
@@ -78,13 +82,14 @@ export function exportedUsersSql(settings: SnapshotSettings): string {
 }
 
 /** Which conditions on the users the settings set. */
-function userConditions({ filters = {}, part }: SnapshotSettings): UserConditions {
+function userConditions({ filters = {}, part, users }: SnapshotSettings): UserConditions {
   return {
     createdAfter: filters.created_after !== undefined,
     updatedSince: filters.updated_since !== undefined,
     disabled: filters.disabled !== undefined,
     after: part?.after !== undefined,
     through: part?.through !== undefined,
+    users: users !== undefined,
   };
 }
 
@@ -103,4 +108,32 @@ export function recordsStatement(settings: SnapshotSettings = {}): string {
  */
 export function streamUserRows(client: PoolClient, settings: SnapshotSettings = {}): NodeJS.ReadableStream {
   return client.query(copyTo(`COPY (${recordsStatement(settings)}) TO STDOUT`));
+}
+
+/**
+ * The records of `users` (of `project`) as the ndjson export writes them, read under the
+ * snapshot of `client`'s transaction; a user that does not exist there has none. The list is
+ * short, so the planner may sort it: none of prepareSnapshot's limits on the plan are set.
+ */
+export async function readUserRecords(
+  client: PoolClient,
+  project: string,
+  users: readonly string[],
+  options: AssemblyOptions,
+): Promise<Map<string, UserRecord>> {
+  const records = new Map<string, UserRecord>();
+  if (users.length === 0) return records;
+  await client.query(`SELECT set_config('export.project', $1, true), set_config('export.users', $2, true)`, [
+    project,
+    users.join(','),
+  ]);
+  await pipeline(
+    streamUserRows(client, { users }),
+    assembleRecords(options),
+    async (batches: AsyncIterable<UserRecord[]>) => {
+      for await (const batch of batches)
+        for (const record of batch) records.set(record.sub as string, record);
+    },
+  );
+  return records;
 }

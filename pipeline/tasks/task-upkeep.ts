@@ -7,6 +7,7 @@ import { failAbandonedTasks } from '../db/tasks/endings.js';
 import { offerLapsedTasks } from '../db/tasks/leases.js';
 import { offerPassedOverTasks, takeOutboxMessages } from '../db/tasks/outbox.js';
 import { withTransaction } from '../db/transaction.js';
+import { sweepChangeLog } from '../db/user-change-log.js';
 import { deleteEventsBefore } from '../db/webhook-deliveries.js';
 import type { Logger } from '../log.js';
 import { startRelayLoop } from '../relay-loop.js';
@@ -53,7 +54,7 @@ const PASSED_OVER_EVERY_MS = 10_000;
  * - An export file that no task names is deleted: at once when its attempt is known to be over,
  *   else once it is older than the retention.
  * - Task events, with their webhook deliveries and attempts, are deleted once past the webhooks'
- *   give-up time and the retention after it.
+ *   give-up time and the retention after it; the change feed's events once past its retention.
  */
 export function startTaskUpkeep(
   pool: Pool,
@@ -126,6 +127,8 @@ export function startTaskUpkeep(
         config.webhooks.giveUpSeconds + config.taskRetentionSeconds,
       );
       if (events > 0) log.info({ events }, 'task events past their keep deleted');
+      const changes = await sweepChangeLog(pool, config.changesRetentionSeconds);
+      if (changes > 0) log.info({ changes }, 'change feed events past their keep deleted');
     }
     return relayed === OUTBOX_BATCH;
   }

@@ -54,15 +54,17 @@ export async function completeExport(
   attempt: TaskAttempt,
   fileName: string,
   file: { readonly bytes: number; readonly sha256: string },
+  snapshot: string,
 ): Promise<string | null> {
   const { rows } = await db.query<{ file_name: string | null }>(
     `WITH done AS (
        UPDATE tasks SET status = 'completed', completed_at = clock_timestamp(), file_name = $2,
-              file_bytes = $3, file_sha256 = $4, progress_processed = progress_total
+              file_bytes = $3, file_sha256 = $4, progress_processed = progress_total,
+              changes_snapshot = $7::pg_snapshot
         WHERE id = $1 AND status = 'pending' AND attempt = $5 AND owner = $6
         RETURNING file_name)
      SELECT coalesce((SELECT file_name FROM done), (SELECT file_name FROM tasks WHERE id = $1)) AS file_name`,
-    [attempt.id, fileName, file.bytes, file.sha256, attempt.attempt, attempt.owner],
+    [attempt.id, fileName, file.bytes, file.sha256, attempt.attempt, attempt.owner, snapshot],
   );
   return rows[0]?.file_name ?? null;
 }

@@ -29,11 +29,13 @@ export interface TaskRow {
   /** A file import: bytes of its upload read as it is taken in, of its size (bigints' text). */
   readonly source_bytes_read: string | null;
   readonly source_bytes: string | null;
+  /** A completed export: the snapshot its records were read in (pg_snapshot text). */
+  readonly changes_snapshot: string | null;
 }
 
 export const TASK_COLUMNS = `id, kind, status, created_at, completed_at, failed_at, error,
   progress_processed, progress_total, summary, file_name, file_bytes, file_sha256, replay_of, idempotency_key,
-  started_at, source_bytes_read, source_bytes`;
+  started_at, source_bytes_read, source_bytes, changes_snapshot::text AS changes_snapshot`;
 
 /**
  * The project's task of this kind, if it exists and is not past retention (even before the sweeper
