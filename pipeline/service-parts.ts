@@ -2,6 +2,7 @@ import type { BlobStorage } from './blob/blob-storage.js';
 import { openExportStorage } from './blob/open-blob-storage.js';
 import type { TaskBus } from './bus/bus.js';
 import { createBus } from './bus/create-bus.js';
+import { startChangePublications } from './changes/publish-changes.js';
 import { projectFromDocument, type ServiceConfig } from './config.js';
 import { openDatabase } from './db/open-database.js';
 import { createPool, type Pool } from './db/pool.js';
@@ -34,15 +35,15 @@ export interface PipelineParts {
   readonly workers?: Workers;
 }
 
-/** Connections of a service process besides its workers' and its requests': task upkeep, search feed. */
-const SERVICE_CONNECTIONS = 4;
+/** Connections of a service process besides its workers' and its requests': task upkeep, search feed, change publications. */
+const SERVICE_CONNECTIONS = 6;
 /** Connections that serve admin requests. */
 const REQUEST_CONNECTIONS = 10;
 
 /**
  * Starts, in order, the database, the export storage, the task secrets, the bus, the task upkeep,
- * the search index and (with `workers`) the pipeline workers, what feeds the search index and the
- * webhook deliveries; each is recorded so the process stops them in reverse.
+ * the search index and (with `workers`) the pipeline workers, what feeds the search index, the
+ * webhook deliveries and the change feed's publications; each is recorded so the process stops them in reverse.
  */
 export async function startPipelineParts(
   config: ServiceConfig,
@@ -107,6 +108,8 @@ export async function startPipelineParts(
     // One loop for every project's endpoints, whatever their number.
     const delivery = startWebhookDelivery(db.pool, config, projects, log);
     started('webhook delivery', () => delivery.stop());
+    const publications = startChangePublications(config, db.pool, projects, log);
+    started('change publications', () => publications.stop());
     return { ...parts, workers };
   }
   return parts;

@@ -24,6 +24,29 @@ export const webhookSchemas = {
       },
     },
   },
+  UserChangeEvent: {
+    type: 'object',
+    required: ['id', 'type', 'payload', 'context'],
+    description:
+      'A change feed event to an endpoint that subscribes to its type, signed and retried as task events are. ' +
+      '`id` is derived from the event id (the same at every attempt and every publication); `payload` is the event as ' +
+      'the HTTP feed writes it, with its `project_id`.',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      type: { enum: ['user.created', 'user.updated', 'user.deleted'] },
+      payload: {
+        allOf: [
+          ref('ChangeEvent'),
+          { type: 'object', required: ['project_id'], properties: { project_id: { type: 'string' } } },
+        ],
+      },
+      context: {
+        type: 'object',
+        required: ['timestamp'],
+        properties: { timestamp: { type: 'integer', description: 'This attempt, in Unix seconds' } },
+      },
+    },
+  },
   TaskEventPayload: {
     type: 'object',
     required: ['task_id', 'created_at', 'completed_at'],
@@ -150,7 +173,7 @@ export const webhookPaths = {
 } as const;
 
 /** What the endpoints receive: one POST per attempt, retried until a 2xx, a 410, or 24 h. */
-const event = (type: string, what: string) => ({
+const event = (type: string, what: string, body = 'TaskEvent') => ({
   post: {
     summary: `${type}: ${what}`,
     security: [],
@@ -163,7 +186,7 @@ const event = (type: string, what: string) => ({
         schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
       },
     ],
-    requestBody: { required: true, content: json(ref('TaskEvent')) },
+    requestBody: { required: true, content: json(ref(body)) },
     responses: {
       '2XX': { description: 'Delivered' },
       '410': { description: 'The endpoint is disabled until an admin enables it again' },
@@ -178,4 +201,11 @@ const event = (type: string, what: string) => ({
 export const webhooks = {
   'user_import.completed': event('user_import.completed', 'an import task completed (or failed)'),
   'user_export.completed': event('user_export.completed', 'an export task completed (or failed)'),
+  'user.created': event(
+    'user.created',
+    'a change feed event: a user was created (docs/changes.md)',
+    'UserChangeEvent',
+  ),
+  'user.updated': event('user.updated', 'a change feed event: a user was changed', 'UserChangeEvent'),
+  'user.deleted': event('user.deleted', 'a change feed event: a user was deleted', 'UserChangeEvent'),
 } as const;

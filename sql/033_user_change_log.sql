@@ -32,11 +32,15 @@ CREATE TABLE user_change_horizon (
 );
 INSERT INTO user_change_horizon (floor) VALUES ('0');
 
--- How far each publisher of the feed has gone (the Kafka topic, the webhooks).
+-- How far each publisher of the feed has gone (the Kafka topic, the webhooks), and which process
+-- publishes it: one at a time per deployment, leased (no index holds the lease, so its renewals
+-- are HOT updates).
 CREATE TABLE user_change_publications (
-  name    text PRIMARY KEY,
-  txid    xid8 NOT NULL,
-  user_id uuid NOT NULL
+  name        text PRIMARY KEY,
+  txid        xid8 NOT NULL,
+  user_id     uuid NOT NULL,
+  owner       text,
+  lease_until timestamptz
 );
 
 -- An export's snapshot, as pg_current_snapshot() wrote it: its changes_cursor.
@@ -117,7 +121,8 @@ BEGIN
   END LOOP;
 END $$;
 
--- Webhook endpoints may subscribe to the feed's events: they travel as task events do.
+-- Webhook endpoints may subscribe to the feed's events: they travel as task events do, with no task.
+ALTER TABLE task_events ALTER COLUMN task_id DROP NOT NULL;
 ALTER TABLE task_events DROP CONSTRAINT task_events_type_check;
 ALTER TABLE task_events ADD CONSTRAINT task_events_type_check CHECK (type IN (
   'user_import.completed', 'user_export.completed', 'user.created', 'user.updated', 'user.deleted'));

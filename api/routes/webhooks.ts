@@ -72,7 +72,7 @@ function shownAttempt(a: AttemptRow): Record<string, unknown> {
     id: a.id,
     event_id: a.event_id,
     event_type: a.event_type,
-    task_id: a.task_id,
+    ...(a.task_id === null ? {} : { task_id: a.task_id }),
     endpoint: a.endpoint_id,
     url: a.url,
     attempt: a.attempt,

@@ -98,23 +98,48 @@ export async function sweepChangeLog(db: Queryable, retentionSeconds: number): P
   }
 }
 
-/** Where the publisher `name` stands; NO_USER at the watermark of its first round when new. */
-export async function publicationCursor(db: Queryable, name: string): Promise<ChangePosition | undefined> {
+/**
+ * Leases the publication `name` to `owner` for `leaseSeconds` (renewing its own lease), and returns
+ * where it stands; undefined while another owner holds it. A publication read for the first time
+ * starts at the watermark: it publishes the changes committed from then on.
+ */
+export async function leasePublication(
+  db: Queryable,
+  name: string,
+  owner: string,
+  leaseSeconds: number,
+): Promise<ChangePosition | undefined> {
   const { rows } = await db.query<{ txid: string; user_id: string }>(
-    'SELECT txid::text AS txid, user_id FROM user_change_publications WHERE name = $1',
-    [name],
+    `WITH fresh AS (
+       INSERT INTO user_change_publications (name, txid, user_id)
+       VALUES ($1, pg_snapshot_xmin(pg_current_snapshot()), '00000000-0000-0000-0000-000000000000')
+       ON CONFLICT (name) DO NOTHING)
+     UPDATE user_change_publications
+        SET owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3)
+      WHERE name = $1 AND (owner = $2 OR lease_until IS NULL OR lease_until < clock_timestamp())
+      RETURNING txid::text AS txid, user_id`,
+    [name, owner, leaseSeconds],
   );
   const row = rows[0];
   return row && { txid: row.txid, userId: row.user_id };
 }
 
-/** Records that the publisher `name` has published every event through `cursor`. */
-export async function movePublication(db: Queryable, name: string, cursor: ChangePosition): Promise<void> {
-  await db.query(
-    `INSERT INTO user_change_publications (name, txid, user_id) VALUES ($1, $2::xid8, $3)
-     ON CONFLICT (name) DO UPDATE SET txid = excluded.txid, user_id = excluded.user_id`,
-    [name, cursor.txid, cursor.userId],
+/**
+ * Records that the publication `name` has published every event through `position`, while
+ * `owner` still holds it: false when its lease was lost (another owner publishes now).
+ */
+export async function movePublication(
+  db: Queryable,
+  name: string,
+  owner: string,
+  position: ChangePosition,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE user_change_publications SET txid = $3::xid8, user_id = $4
+      WHERE name = $1 AND owner = $2 AND lease_until > clock_timestamp()`,
+    [name, owner, position.txid, position.userId],
   );
+  return rowCount === 1;
 }
 
 /** The watermark now: every event of the feed so far is below it. */

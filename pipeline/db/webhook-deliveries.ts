@@ -204,7 +204,8 @@ export interface AttemptRow {
   readonly id: string;
   readonly event_id: string;
   readonly event_type: string;
-  readonly task_id: string;
+  /** The task of a task event; null for a change feed event. */
+  readonly task_id: string | null;
   readonly endpoint_id: string;
   readonly url: string;
   readonly attempt: number;
@@ -282,4 +283,28 @@ export async function deleteEventsBefore(db: Queryable, seconds: number): Promis
     [seconds],
   );
   return rowCount ?? 0;
+}
+
+/** A change feed event to the webhooks of its project: its type and body, and the id it is deduplicated by. */
+export interface ChangeWebhookEvent {
+  readonly id: string;
+  readonly project_id: string;
+  readonly type: string;
+  readonly payload: Record<string, unknown>;
+}
+
+/**
+ * Writes change feed events into the webhooks' outbox (fanned out and delivered as task events
+ * are). An event published again (a publisher that died before it moved its cursor) is written once:
+ * its row's id is derived from the event's.
+ */
+export async function writeChangeEvents(db: Queryable, events: readonly ChangeWebhookEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await db.query(
+    `INSERT INTO task_events (id, project_id, type, payload)
+     SELECT md5(e.id)::uuid, e.project_id, e.type, e.payload
+       FROM jsonb_to_recordset($1::jsonb) AS e(id text, project_id text, type text, payload jsonb)
+     ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify(events)],
+  );
 }
