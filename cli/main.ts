@@ -7,6 +7,7 @@ import { formatOf, type RecordFormat } from '../records/file-records.js';
 import { COGNITO_NOTICE } from '../records/from/cognito.js';
 import { type ImportPlan, lossesThatStop, planImport, planText } from '../records/import-plan.js';
 import { CliError, EXIT } from './cli-error.js';
+import { readChanges } from './commands/changes.js';
 import { exportUsers } from './commands/export.js';
 import { PROJECTS_OPTIONS, PROJECTS_USAGE, projects } from './commands/projects.js';
 import { replay } from './commands/replay.js';
@@ -31,6 +32,8 @@ const USAGE = `usage: userctl <command> [options]
               [--provider NAME=ALIAS]... [--roles-from PATH] [--groups-from PATH]
               [--attribute PATH=NAME]... [--create-roles]  (with --from: the tenant's own places)
   export --format csv|ndjson [--field POINTER[:NAME]]... [--escape-formulas] [--include-password-hashes] -o FILE
+         [--then-follow]  (then write the changes after the export's snapshot to stdout, as changes --follow)
+  changes [--after CURSOR] [--follow]  (the change feed as ndjson on stdout; from now without --after)
   status ID
   tasks [--kind import|export] [--status pending|completed|failed] [--limit N] [--all] [--json]
   replay --from TIME|OFFSET [--to TIME|OFFSET] [--project ID] [--upsert] [--dry-run]
@@ -90,6 +93,12 @@ const EXPORT_OPTIONS = {
   output: { type: 'string', short: 'o' },
   'include-password-hashes': { type: 'boolean', default: false },
   'escape-formulas': { type: 'boolean', default: false },
+  'then-follow': { type: 'boolean', default: false },
+} as const;
+
+const CHANGES_OPTIONS = {
+  after: { type: 'string' },
+  follow: { type: 'boolean', default: false },
 } as const;
 
 const TASKS_OPTIONS = {
@@ -112,6 +121,7 @@ const REPLAY_OPTIONS = {
 const OPTIONS_OF = {
   import: IMPORT_OPTIONS,
   export: EXPORT_OPTIONS,
+  changes: CHANGES_OPTIONS,
   status: {},
   tasks: TASKS_OPTIONS,
   replay: REPLAY_OPTIONS,
@@ -180,7 +190,9 @@ async function main(argv: string[]): Promise<number> {
   const command = commandOf(argv);
   const asked = argv.includes('--help') || argv.includes('-h');
   if (command !== undefined && !(command in OPTIONS_OF))
-    throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay, projects)`);
+    throw new CliError(
+      `unknown command "${command}" (import, export, changes, status, tasks, replay, projects)`,
+    );
   if (command === undefined || asked) {
     process.stdout.write(USAGE);
     return asked ? EXIT.ok : EXIT.unusable;
@@ -261,7 +273,19 @@ async function main(argv: string[]): Promise<number> {
           output,
           includePasswordHashes: values['include-password-hashes'],
           escapeFormulas: values['escape-formulas'],
+          ...(values['then-follow']
+            ? { thenFollow: (cursor: string) => readChanges(client, { after: cursor, follow: true }) }
+            : {}),
         }),
+      );
+    }
+    case 'changes': {
+      const { values, positionals } = parseCommand(argv, 'changes', CHANGES_OPTIONS);
+      const settings = settingsOf(values);
+      if (positionals.length > 1)
+        throw new CliError('changes takes no FILE or ID (--after CURSOR names where to start)');
+      return withClient(settings, (client) =>
+        readChanges(client, { after: values.after, follow: values.follow }),
       );
     }
     case 'status': {
@@ -302,7 +326,9 @@ async function main(argv: string[]): Promise<number> {
     case 'projects':
       return projects(argv);
     default:
-      throw new CliError(`unknown command "${command}" (import, export, status, tasks, replay, projects)`);
+      throw new CliError(
+        `unknown command "${command}" (import, export, changes, status, tasks, replay, projects)`,
+      );
   }
 }
 

@@ -19,6 +19,8 @@ export interface ExportOptions {
   /** CSV cells a spreadsheet would run as formulas are written as text (`csv.escape_formulas`). */
   readonly escapeFormulas?: boolean;
   readonly output: string;
+  /** Once the file is written whole: follows the change feed from the export's changes_cursor. */
+  readonly thenFollow?: (cursor: string) => Promise<number>;
 }
 
 interface ExportStatus {
@@ -29,6 +31,8 @@ interface ExportStatus {
   readonly record_count?: number;
   readonly file_bytes?: number;
   readonly file_sha256?: string;
+  /** The change feed's position at the export's snapshot. */
+  readonly changes_cursor?: string;
   readonly error?: unknown;
   readonly failed_at?: string;
 }
@@ -106,7 +110,12 @@ export async function exportUsers(client: ServiceClient, options: ExportOptions)
   process.stderr.write(
     `export: ${count(records)} records, sha256 ${file.sha256}, as the service wrote them\n`,
   );
-  return EXIT.ok;
+  if (!options.thenFollow) return EXIT.ok;
+  if (!status.changes_cursor) throw new CliError(`export ${id} names no changes_cursor to follow from`);
+  process.stderr.write(
+    `export: following the changes after its snapshot (cursor ${status.changes_cursor})\n`,
+  );
+  return options.thenFollow(status.changes_cursor);
 }
 
 /** The records of a downloaded file: its lines (ndjson), or its rows after the header (csv). */
