@@ -41,12 +41,14 @@ export async function readFeed(
 /**
  * Follows the feed from `after` as a consumer does, page after page, until `done` resolves (every
  * writer has finished) and the pages read after it bring nothing more: the events it read, in order.
+ * A page's events are kept only once the whole read succeeded, as a consumer keeps them.
  */
 export async function followFeed(
   client: AdminClient,
   keys: TestKeys,
   after: string,
   done: Promise<void>,
+  { retry = false }: { readonly retry?: boolean } = {},
 ): Promise<FeedEvent[]> {
   let stopped = false;
   void done.then(() => {
@@ -56,7 +58,15 @@ export async function followFeed(
   let cursor = after;
   for (;;) {
     const last = stopped;
-    const page = await readFeed(client, keys, cursor, { limit: 7 });
+    let page: { events: FeedEvent[]; cursor: string };
+    try {
+      page = await readFeed(client, keys, cursor, { limit: 7 });
+    } catch (err) {
+      // With `retry`, a read that failed (the database restarting) is read again from the same cursor.
+      if (!retry) throw err;
+      await sleep(200);
+      continue;
+    }
     events.push(...page.events);
     cursor = page.cursor;
     if (last) return events;
