@@ -63,7 +63,9 @@ describe('task event delivery', () => {
       ConfigError,
       /PROJECT_CONFIG webhooks\.0\.secret/,
     );
-    expect(config([{ ...endpoint, events: ['user.created', 'user.deleted'] }])().project.webhooks).to.have.length(1);
+    expect(
+      config([{ ...endpoint, events: ['user.created', 'user.deleted'] }])().project.webhooks,
+    ).to.have.length(1);
     expect(config([{ ...endpoint, events: ['user.renamed'] }])).to.throw(
       ConfigError,
       /webhooks\.0\.events\.0/,
