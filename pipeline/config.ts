@@ -117,6 +117,11 @@ export interface ServiceConfig {
   readonly importLogRetentionSeconds: number;
   /** How long the change feed keeps an event (docs/changes.md): an older cursor answers 410. */
   readonly changesRetentionSeconds: number;
+  /**
+   * Whether the workers publish the change feed to the `<prefix>user-events` topic: each changed
+   * user's record is read again for it, work as large as the writes themselves.
+   */
+  readonly changesKafkaTopic: boolean;
   /** File imports: an upload URL's life, the largest file, how long a sealed copy is kept. */
   readonly importFiles: {
     readonly uploadSeconds: number;
@@ -239,6 +244,7 @@ const ENV_KEYS = {
   TASK_RETENTION_SECONDS: 'task_retention_seconds',
   IMPORT_LOG_RETENTION_SECONDS: 'import_log_retention_seconds',
   CHANGES_RETENTION_SECONDS: 'changes_retention_seconds',
+  CHANGES_KAFKA_TOPIC: 'changes_kafka_topic',
   IMPORT_UPLOAD_SECONDS: 'import_upload_seconds',
   IMPORT_FILE_MAX_BYTES: 'import_file_max_bytes',
   IMPORT_FILE_RETENTION_SECONDS: 'import_file_retention_seconds',
@@ -533,6 +539,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
     taskRetentionSeconds: doc.task_retention_seconds,
     importLogRetentionSeconds: doc.import_log_retention_seconds,
     changesRetentionSeconds: doc.changes_retention_seconds,
+    changesKafkaTopic: doc.changes_kafka_topic,
     importFiles: {
       uploadSeconds: doc.import_upload_seconds,
       maxBytes: doc.import_file_max_bytes,

@@ -74,8 +74,10 @@ export const configSchema = {
     // How long the import log (the import topic, or the embedded queue) keeps each request: the
     // reach of a replay (7 days).
     import_log_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
-    // The change feed (docs/changes.md): how long an event is kept (7 days).
+    // The change feed (docs/changes.md): how long an event is kept (7 days)...
     changes_retention_seconds: { type: 'integer', minimum: 60, default: 604800 },
+    // ... and whether the workers publish it to the `<prefix>user-events` topic (Kafka only).
+    changes_kafka_topic: { type: 'boolean', default: false },
     // File imports (docs/file-imports.md): how long an upload URL may be written to (a day); the
     // largest file an import takes (100 GiB); how long the sealed copy of an imported file is kept
     // for a replay (7 days).

@@ -59,17 +59,20 @@ BEGIN
 END $$;
 
 -- A user's rows in other tables: the user changed. A row moved to another user changes both.
--- Rows deleted with their user find no user here: its deletion is already captured.
+-- Rows deleted with their user find no user here: its deletion is already captured. The users
+-- are found by their key with an array of ids: the planner knows nothing of a transition table's
+-- size, and a join could read every user of the table for each statement.
 CREATE FUNCTION capture_user_members() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'UPDATE' THEN
     INSERT INTO user_change_log (project_id, user_id, kind)
     SELECT u.project_id, u.id, 'updated' FROM users u
-     WHERE u.id IN (SELECT user_id FROM changed UNION SELECT user_id FROM before)
+     WHERE u.id = ANY (ARRAY(SELECT user_id FROM changed UNION SELECT user_id FROM before))
     ON CONFLICT DO NOTHING;
   ELSE
     INSERT INTO user_change_log (project_id, user_id, kind)
-    SELECT u.project_id, u.id, 'updated' FROM users u WHERE u.id IN (SELECT user_id FROM changed)
+    SELECT u.project_id, u.id, 'updated' FROM users u
+     WHERE u.id = ANY (ARRAY(SELECT DISTINCT user_id FROM changed))
     ON CONFLICT DO NOTHING;
   END IF;
   RETURN NULL;

@@ -21,6 +21,8 @@ import { type ProjectChange, readChanges } from './read-changes.js';
 export interface ChangeSink {
   /** The publication's name: its cursor and lease. */
   readonly name: string;
+  /** Whether it publishes a project's events (those of others are passed over unread). */
+  wants(project: string): boolean;
   /** Publishes a page; resolves once the sink holds it (it is not published again after that). */
   publish(changes: readonly ProjectChange[]): Promise<void>;
   close(): Promise<void>;
@@ -48,7 +50,13 @@ export function startChangePublication(
   const loop = startRelayLoop(`change publication ${sink.name}`, ROUND_EVERY_MS, log, async () => {
     const after = await leasePublication(pool, sink.name, owner, LEASE_SECONDS);
     if (!after) return false;
-    const page = await readChanges(pool, { project: undefined, after, limit: PAGE_EVENTS, totpIssuer });
+    const page = await readChanges(pool, {
+      project: undefined,
+      after,
+      limit: PAGE_EVENTS,
+      totpIssuer,
+      wanted: sink.wants,
+    });
     if (page.changes.length > 0) await sink.publish(page.changes);
     if (page.next.txid === after.txid && page.next.userId === after.userId) return false;
     if (!(await movePublication(pool, sink.name, owner, page.next))) {
@@ -101,6 +109,7 @@ export async function kafkaChangeSink(
   await producer.connect();
   return {
     name: 'kafka',
+    wants: () => true,
     async publish(changes) {
       await producer.send({
         topic,
@@ -126,6 +135,8 @@ export function webhookChangeSink(pool: Pool, projects: Pick<ProjectRegistry, 'g
     projects.get(project)?.webhooks.some((endpoint) => endpoint.events.includes(type)) === true;
   return {
     name: 'webhooks',
+    // The type is known once the record is read: a project with an endpoint of any user event.
+    wants: (project) => USER_EVENTS.some((type) => wanted(project, type)),
     publish: (changes) =>
       writeChangeEvents(
         pool,
@@ -142,12 +153,14 @@ export function webhookChangeSink(pool: Pool, projects: Pick<ProjectRegistry, 'g
   };
 }
 
+const USER_EVENTS = ['user.created', 'user.updated', 'user.deleted'];
+
 /** How long the Kafka publication waits between attempts to reach Kafka when it starts. */
 const START_RETRY_MS = 2_000;
 
 /**
  * Starts the feed's publications of a worker process: the webhooks' at once, and, with Kafka
- * configured, the topic's once the topic exists (retried in the background while Kafka is out of
+ * configured and CHANGES_KAFKA_TOPIC on, the topic's once the topic exists (retried in the background while Kafka is out of
  * reach, so that the workers start whatever its state).
  */
 export function startChangePublications(
@@ -161,7 +174,7 @@ export function startChangePublications(
   ];
   let stopped = false;
   const starting = (async () => {
-    if (config.kafkaBrokers.length === 0) return;
+    if (config.kafkaBrokers.length === 0 || !config.changesKafkaTopic) return;
     const prefix = config.kafkaTopicPrefix;
     const kafka = kafkaClient(config.kafkaBrokers, prefix, log, config.kafkaSecurity);
     for (let attempt = 0; !stopped; attempt++) {

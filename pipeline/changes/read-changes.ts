@@ -44,6 +44,8 @@ export interface ChangesRead {
   readonly limit: number;
   /** The issuer of a project's TOTP URIs (its public origin), as its export writes them. */
   readonly totpIssuer: (project: string) => Promise<string>;
+  /** Which projects' events are read (a publisher's); the others are passed over. All by default. */
+  readonly wanted?: (project: string) => boolean;
 }
 
 /**
@@ -59,8 +61,9 @@ export async function readChanges(pool: Pool, read: ChangesRead): Promise<Change
         retention: 'CHANGES_RETENTION_SECONDS',
       });
     const records = new Map<string, Map<string, UserRecord>>();
+    const rows = read.wanted ? page.rows.filter((row) => read.wanted?.(row.project_id)) : page.rows;
     const usersOf = new Map<string, Set<string>>();
-    for (const row of page.rows) {
+    for (const row of rows) {
       const users = usersOf.get(row.project_id) ?? new Set<string>();
       usersOf.set(row.project_id, users.add(row.user_id));
     }
@@ -68,7 +71,7 @@ export async function readChanges(pool: Pool, read: ChangesRead): Promise<Change
       const issuer = await read.totpIssuer(project);
       records.set(project, await readUserRecords(client, project, [...users], { totpIssuer: issuer }));
     }
-    const changes = page.rows.map((row) => ({
+    const changes = rows.map((row) => ({
       project: row.project_id,
       event: changeEvent(row, records.get(row.project_id)?.get(row.user_id)),
       cursor: keepSnapshot({ txid: row.txid, userId: row.user_id }, read.after.snapshot),

@@ -14,7 +14,7 @@ import { rounds, tasksCompletedAt } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
-const RECORDS = 100_000;
+export const RECORDS = 100_000;
 const REQUEST_BYTES = 480_000;
 const IN_FLIGHT = 4;
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';

@@ -3,6 +3,7 @@
 // baseline measured in the same run. Each section starts once the database is idle.
 import { benchApiMemory } from './api-memory.js';
 import { benchUsers } from './bench-schema.js';
+import { benchChanges } from './changes.js';
 import { benchCluster } from './cluster.js';
 import { benchExports } from './exports.js';
 import { benchFileImport } from './file-imports.js';
@@ -55,6 +56,7 @@ try {
   }
   await section('export', () => benchExports(url, brokers, blobs, users, log));
   await section('import', () => benchImport(url, brokers, blobs, log));
+  await section('changes', () => benchChanges(url, brokers, log));
   await section('import-file', () => benchFileImport(url, brokers, blobs, log));
   await section('userctl', () => benchUserctl(url, brokers, blobs, log));
   await section('api-memory', () => benchApiMemory(url, brokers, log));

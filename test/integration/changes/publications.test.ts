@@ -32,7 +32,7 @@ describe('change feed on Kafka and webhooks', function () {
         { id: 'tasks', url: receiver.url('/tasks'), secret: SECRET, events: ['user_import.completed'] },
       ],
     },
-    settings: { trust_proxy: true, webhook_allowed_hosts: '127.0.0.1' },
+    settings: { trust_proxy: true, webhook_allowed_hosts: '127.0.0.1', changes_kafka_topic: true },
   });
   const imports = importEndpoints(service.client, service.keys);
 
