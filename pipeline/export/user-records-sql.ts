@@ -27,8 +27,10 @@ const setting = (name: string) => `current_setting('export.${name}')`;
  */
 export function userConditionSql(set: UserConditions): string {
   const conditions = [
-    // Every export reads one project's users: the first column of the creation-order index.
-    `u.project_id = ${setting('project')}`,
+    // Every export reads one project's users: the first column of the creation-order index. Users
+    // of a list are found by their keys, and each one's project checked (the planner, not knowing
+    // the setting's value, would rather scan the project's part of that index).
+    set.users ? `(u.project_id = ${setting('project')}) IS TRUE` : `u.project_id = ${setting('project')}`,
     set.createdAfter && `u.created_at > ${setting('created_after')}::timestamptz`,
     set.updatedSince && `u.updated_at >= ${setting('updated_since')}::timestamptz`,
     set.disabled && `u.is_disabled = ${setting('disabled')}::boolean`,

@@ -113,7 +113,8 @@ export function streamUserRows(client: PoolClient, settings: SnapshotSettings = 
 /**
  * The records of `users` (of `project`) as the ndjson export writes them, read under the
  * snapshot of `client`'s transaction; a user that does not exist there has none. The list is
- * short, so the planner may sort it: none of prepareSnapshot's limits on the plan are set.
+ * short: each user is read by its key (no hash or merge join, which would read every user of the
+ * project), and the rows are sorted.
  */
 export async function readUserRecords(
   client: PoolClient,
@@ -123,10 +124,12 @@ export async function readUserRecords(
 ): Promise<Map<string, UserRecord>> {
   const records = new Map<string, UserRecord>();
   if (users.length === 0) return records;
-  await client.query(`SELECT set_config('export.project', $1, true), set_config('export.users', $2, true)`, [
-    project,
-    users.join(','),
-  ]);
+  await client.query(
+    `SELECT set_config('export.project', $1, true), set_config('export.users', $2, true),
+            set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`,
+    [project, users.join(',')],
+  );
   await pipeline(
     streamUserRows(client, { users }),
     assembleRecords(options),

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queryable } from '../../pipeline/db/pool.js';
 import { dropSchema, freshSchema, RECORDS, requestBodies } from './imports.js';
 import { tasksCompletedAt } from './measure.js';
 import { startBenchService } from './processes.js';
@@ -12,15 +13,15 @@ const IN_FLIGHT = 4;
 const BATCH_RECORDS = 2_000;
 
 interface FeedPage {
-  readonly events: { readonly occurred_at: string }[];
+  readonly events: { readonly id: string }[];
   readonly next_cursor: string;
 }
 
 /**
  * The change feed while the import bench's 100,000 records go in: a consumer long-polls the HTTP
- * feed and times each event from its change to its arrival (the change's statement time, so the
- * figure also holds the rest of its batch's transaction); then the whole import's events are read
- * again from the same cursor as fast as the feed gives them, against the import's records/s.
+ * feed and times each transaction from its commit (Postgres's commit timestamp) to the page that
+ * first brought its events; then the whole import's events are read again from the same cursor as
+ * fast as the feed gives them, against the import's records/s.
  */
 export async function benchChanges(
   databaseUrl: string,
@@ -51,13 +52,19 @@ export async function benchChanges(
     ]);
     const start = (await feed('wait=0')).next_cursor;
 
-    const lags: number[] = [];
+    // When each transaction's events were first readable (the transaction id leads an event's id).
+    const readable = new Map<string, number>();
+    let events = 0;
     const following = (async () => {
       let cursor = start;
-      while (lags.length < RECORDS) {
+      while (events < RECORDS) {
         const page = await feed(`after=${cursor}&limit=1000&wait=5`);
         const now = Date.now();
-        for (const event of page.events) lags.push(now - Date.parse(event.occurred_at));
+        for (const event of page.events) {
+          const txid = event.id.split('-', 1)[0] as string;
+          if (!readable.has(txid)) readable.set(txid, now);
+        }
+        events += page.events.length;
         cursor = page.next_cursor;
       }
     })();
@@ -75,7 +82,7 @@ export async function benchChanges(
       following,
       sleep(120_000).then(() => Promise.reject(new Error('the feed fell behind'))),
     ]);
-    lags.sort((a, b) => a - b);
+    const lags = await commitToReadable(pool, readable);
     const p99 = lags[Math.floor(lags.length * 0.99)] as number;
     const batchMs = (BATCH_RECORDS / importRate) * 1000;
     log(
@@ -109,4 +116,20 @@ export async function benchChanges(
     await pool.end();
     await dropSchema(databaseUrl, SCHEMA);
   }
+}
+
+/**
+ * Each transaction's lag from its commit to when its events were readable, in ms, sorted: the
+ * commit times are Postgres's (track_commit_timestamp, on in the bench's Postgres), the clock
+ * this machine's.
+ */
+async function commitToReadable(pool: Queryable, readable: Map<string, number>): Promise<number[]> {
+  const txids = [...readable.keys()];
+  const { rows } = await pool.query<{ txid: string; committed: Date }>(
+    `SELECT t AS txid, pg_xact_commit_timestamp((t::bigint % 4294967296)::text::xid) AS committed
+       FROM unnest($1::text[]) t`,
+    [txids],
+  );
+  if (rows.some((r) => r.committed === null)) throw new Error('the bench Postgres keeps no commit times');
+  return rows.map((r) => (readable.get(r.txid) as number) - r.committed.getTime()).sort((a, b) => a - b);
 }

@@ -46,9 +46,10 @@ case "${1:-start}" in
     fi
     # shared_buffers holds the lookup bench's million generated users with their indexes (about
     # 1.8 GB), twice (one project's, and a thousand projects'), as a production lookup database
-    # holds its working set; memory is taken as touched.
+    # holds its working set; memory is taken as touched. Commit times are kept so that the bench
+    # can time a change from its commit to its event in the change feed.
     if ! as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
-      "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=4GB" >/dev/null; then
+      "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=4GB -c track_commit_timestamp=on" >/dev/null; then
       tail -n 20 "$dir/server.log" >&2
       echo "postgres did not start (is another server on port $port? set PG_PORT)" >&2
       exit 1
