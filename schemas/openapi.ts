@@ -439,7 +439,7 @@ export const openApiDocument = {
         parameters: [
           queryParameter(
             'after',
-            "A cursor: an export's changes_cursor, a page's next_cursor or an event's SSE id (also read from Last-Event-ID); absent: the feed's end now",
+            "A cursor: an export's changes_cursor, a page's next_cursor or an event's SSE id (also read from Last-Event-ID); absent: answered at once, no events and the cursor of the feed's end",
             { type: 'string' },
           ),
           queryParameter('limit', 'Events per page, from 1 to 1,000 (default 100)', {

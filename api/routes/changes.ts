@@ -48,7 +48,9 @@ export function changeRoutes(admin: readonly Middleware[]): Router {
       streamChanges(ctx, first, read, closed);
       return;
     }
-    const page = await read(after, waitSeconds(ctx, refuse) * 1000);
+    // Without a cursor, the answer is where the feed ends now, at once: the place to start from.
+    const waitMs = waitSeconds(ctx, refuse) * 1000;
+    const page = await read(after, token ? waitMs : 0);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = {
       events: page.changes.map((c) => c.event),

@@ -51,7 +51,7 @@ export interface ChangesRead {
 /**
  * The events after `read.after`, at most `read.limit`, with the cursor after them (past the
  * watermark when the page is not full). ChangesCursorExpired when retention may have deleted
- * events after the cursor.
+ * events after the cursor; ChangesCursorInvalid for one past the feed's end.
  */
 export async function readChanges(pool: Pool, read: ChangesRead): Promise<ChangesPage> {
   return withSnapshot(pool, async (client) => {
@@ -60,6 +60,9 @@ export async function readChanges(pool: Pool, read: ChangesRead): Promise<Change
       throw new ApiError('ChangesCursorExpired', 'the cursor is older than the change feed keeps', {
         retention: 'CHANGES_RETENTION_SECONDS',
       });
+    // Every cursor handed out is at or below a watermark, and the watermark never goes back.
+    if (BigInt(read.after.txid) > BigInt(page.watermark))
+      throw new ApiError('ChangesCursorInvalid', 'not a change feed cursor: it is past the feed');
     const records = new Map<string, Map<string, UserRecord>>();
     const rows = read.wanted ? page.rows.filter((row) => read.wanted?.(row.project_id)) : page.rows;
     const usersOf = new Map<string, Set<string>>();

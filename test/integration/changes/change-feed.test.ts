@@ -95,6 +95,10 @@ describe('change feed over HTTP', function () {
     const bad = await get(`${FEED}?after=bm90LWEtY3Vyc29y`);
     expect(bad.status).to.equal(400);
     expect((bad.body.error as { reason: string }).reason).to.equal('ChangesCursorInvalid');
+    const ahead = Buffer.from('99999999999.00000000-0000-0000-0000-000000000000').toString('base64url');
+    const past = await get(`${FEED}?after=${ahead}`);
+    expect(past.status, 'a cursor past the feed').to.equal(400);
+    expect((past.body.error as { reason: string }).reason).to.equal('ChangesCursorInvalid');
     const limit = await get(`${FEED}?limit=1001`);
     expect(limit.status).to.equal(400);
     expect((limit.body.error as { message: string }).message).to.include('1000');

@@ -1,14 +1,18 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { Kafka } from 'kafkajs';
 import { userEventsTopic } from '../../../pipeline/changes/publish-changes.js';
-import { adminToken } from '../../support/admin-api.js';
+import { projectFromDocument } from '../../../pipeline/config.js';
+import { putProjects } from '../../../pipeline/projects/project-admin.js';
+import { adminToken, TEST_SECRETS } from '../../support/admin-api.js';
 import { type FeedEvent, importEndpoints, readFeed } from '../../support/changes.js';
 import { eventually } from '../../support/eventually.js';
 import { testKafkaBrokers } from '../../support/kafka.js';
 import { useTaskService } from '../../support/task-service.js';
-import { signatureVerifies, WebhookReceiver } from '../../support/webhook-receiver.js';
+import { type ReceivedEvent, signatureVerifies, WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const SECRET = 'a-signing-secret-of-the-change-endpoint';
+const OTHER_SECRET = 'a-signing-secret-of-the-other-project';
 
 /**
  * The feed's three readers carry the same events: the HTTP feed, the deployment's Kafka topic
@@ -119,5 +123,55 @@ describe('change feed on Kafka and webhooks', function () {
     expect(
       receiver.received.filter((r) => r.path === '/tasks').map((r) => JSON.parse(r.body).type),
     ).to.not.include('user.created');
+  });
+
+  it("tells each project's endpoint of its own users' changes only", async () => {
+    const config = service.config();
+    await putProjects(
+      {
+        pool: service.db(),
+        box: TEST_SECRETS,
+        read: (document, name) => projectFromDocument(document, name, config),
+        embedded: true,
+      },
+      [
+        {
+          name: 'other.json',
+          document: {
+            id: 'other',
+            domain: 'other.changes.test',
+            webhooks: [
+              { id: 'crm', url: receiver.url('/other'), secret: OTHER_SECRET, events: ['user.created'] },
+            ],
+          },
+        },
+      ],
+    );
+    // The workers read the new project within a second; its endpoint takes events from then on.
+    await sleep(2_000);
+    const insert = async (project: string, email: string) =>
+      (
+        await service
+          .db()
+          .query<{ id: string }>(
+            `INSERT INTO users (id, project_id, standard_attributes) VALUES (gen_random_uuid(), $1, jsonb_build_object('email', $2::text)) RETURNING id`,
+            [project, email],
+          )
+      ).rows[0]?.id as string;
+    const theirs = await insert('other', 'theirs@example.com');
+    const mine = await insert(config.project.id, 'mine@example.com');
+    const payloads = (path: string) =>
+      receiver.received
+        .filter((r) => r.path === path)
+        .map((r) => JSON.parse(r.body).payload as FeedEvent & { project_id: string });
+    await eventually(
+      async () => ({ other: payloads('/other'), main: payloads('/changes') }),
+      ({ other, main }) => other.some((p) => p.user_id === theirs) && main.some((p) => p.user_id === mine),
+      60,
+    );
+    expect(payloads('/other').map((p) => [p.user_id, p.project_id])).to.deep.equal([[theirs, 'other']]);
+    expect(payloads('/changes').map((p) => p.user_id)).to.not.include(theirs);
+    const [delivered] = receiver.received.filter((r) => r.path === '/other');
+    expect(signatureVerifies(delivered as ReceivedEvent, OTHER_SECRET)).to.equal(true);
   });
 });

@@ -192,6 +192,7 @@ describe('export files (CSV and ndjson through the signed URL, Kafka + Azurite)'
       'record_count',
       'file_bytes',
       'file_sha256',
+      'changes_cursor',
     );
     const file = await download(done.download_url as string);
     expect(file.status).to.equal(200);
