@@ -7,6 +7,7 @@ import { failAbandonedTasks } from '../db/tasks/endings.js';
 import { offerLapsedTasks } from '../db/tasks/leases.js';
 import { offerPassedOverTasks, takeOutboxMessages } from '../db/tasks/outbox.js';
 import { withTransaction } from '../db/transaction.js';
+import { takeUpkeepTurn } from '../db/upkeep-jobs.js';
 import { sweepChangeLog } from '../db/user-change-log.js';
 import { deleteEventsBefore } from '../db/webhook-deliveries.js';
 import type { Logger } from '../log.js';
@@ -41,7 +42,9 @@ const PASSED_OVER_EVERY_MS = 10_000;
 
 /**
  * Runs the upkeep of tasks in this process until stopped. Every API and worker process runs one,
- * so nothing depends on one of them being up; each round is safe to run in several at once.
+ * so nothing depends on one of them being up; each round is safe to run in several at once, and
+ * the sweeps (abandoned files, passed-over tasks, retention) run in one process of the deployment
+ * per turn (sql/035_upkeep_jobs.sql), so that their cost does not grow with the processes.
  * - The relay publishes the outbox on the bus and deletes what it published; a bus that is down
  *   leaves the rows for the next round, so a task accepted during an outage is published after it.
  * - A task passed over while its project ran its bound of tasks, with nothing left to wake it (the
@@ -87,48 +90,61 @@ export function startTaskUpkeep(
     await refundFailedTasks(pool, config.export, failed);
   }
 
+  /** Completed tasks, files and rows past their keep: the sweeps of one turn. */
+  async function sweepRetained(): Promise<void> {
+    const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);
+    if (ids.length > 0) log.info({ tasks: ids.length }, 'tasks past retention deleted');
+    const files = blobs
+      ? await deleteUnnamedTaskFiles(pool, blobs, config.taskRetentionSeconds, projectIds())
+      : [];
+    if (files.length > 0) log.warn({ files }, 'task files that no task names deleted after retention');
+    const importFiles = blobs ? await sweepImportFiles(pool, blobs) : 0;
+    if (importFiles > 0)
+      log.info({ files: importFiles }, 'unused uploads and imported files past their keep deleted');
+    const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);
+    if (logged > 0) log.info({ messages: logged }, 'processed queue messages past their keep deleted');
+    // An event's deliveries have all ended by its give-up time; their attempts stay readable
+    // for the task retention after it.
+    const events = await deleteEventsBefore(
+      pool,
+      config.webhooks.giveUpSeconds + config.taskRetentionSeconds,
+    );
+    if (events > 0) log.info({ events }, 'task events past their keep deleted');
+    const changes = await sweepChangeLog(pool, config.changesRetentionSeconds);
+    if (changes > 0) log.info({ changes }, 'change feed events past their keep deleted');
+  }
+
   /** One round of the upkeep; true when the relay left messages waiting (a full batch). */
   async function round(): Promise<boolean> {
     const now = Date.now();
-    // Lapsed leases first: a task offered again goes out with this round's relay.
+    // Lapsed leases first, in every process (a look by index at the running tasks): a task offered
+    // again goes out with this round's relay. The sweeps below take turns across the deployment.
     if (now >= due.abandoned) {
       due.abandoned = now + ABANDONED_EVERY_MS;
       await endAbandoned();
-      const files = blobs ? await deleteAbandonedTaskFiles(pool, blobs) : [];
-      if (files.length > 0) log.info({ files }, 'files of abandoned export attempts deleted');
+      if (blobs && (await takeUpkeepTurn(pool, 'abandoned-files', ABANDONED_EVERY_MS))) {
+        const files = await deleteAbandonedTaskFiles(pool, blobs);
+        if (files.length > 0) log.info({ files }, 'files of abandoned export attempts deleted');
+      }
     }
     if (now >= due.passedOver) {
       due.passedOver = now + PASSED_OVER_EVERY_MS;
-      const passed = await offerPassedOverTasks(pool, PASSED_OVER_SECONDS, config.projectRunningTasksLimit);
-      if (passed.length > 0)
-        log.warn(
-          { tasks: passed },
-          'tasks passed over at their project bound, with nothing to wake them, offered again',
-        );
+      if (await takeUpkeepTurn(pool, 'passed-over', PASSED_OVER_EVERY_MS)) {
+        const passed = await offerPassedOverTasks(pool, PASSED_OVER_SECONDS, config.projectRunningTasksLimit);
+        if (passed.length > 0)
+          log.warn(
+            { tasks: passed },
+            'tasks passed over at their project bound, with nothing to wake them, offered again',
+          );
+      }
     }
     const relayed = await relay();
     if (now >= due.retention) {
-      due.retention = now + Math.min(RETENTION_EVERY_MS, config.taskRetentionSeconds * 1000);
-      const ids = await sweepExpiredTasks(pool, blobs, config.taskRetentionSeconds, log);
-      if (ids.length > 0) log.info({ tasks: ids.length }, 'tasks past retention deleted');
-      const files = blobs
-        ? await deleteUnnamedTaskFiles(pool, blobs, config.taskRetentionSeconds, projectIds())
-        : [];
-      if (files.length > 0) log.warn({ files }, 'task files that no task names deleted after retention');
-      const importFiles = blobs ? await sweepImportFiles(pool, blobs) : 0;
-      if (importFiles > 0)
-        log.info({ files: importFiles }, 'unused uploads and imported files past their keep deleted');
-      const logged = await sweepQueueLog(pool, config.importLogRetentionSeconds);
-      if (logged > 0) log.info({ messages: logged }, 'processed queue messages past their keep deleted');
-      // An event's deliveries have all ended by its give-up time; their attempts stay readable
-      // for the task retention after it.
-      const events = await deleteEventsBefore(
-        pool,
-        config.webhooks.giveUpSeconds + config.taskRetentionSeconds,
-      );
-      if (events > 0) log.info({ events }, 'task events past their keep deleted');
-      const changes = await sweepChangeLog(pool, config.changesRetentionSeconds);
-      if (changes > 0) log.info({ changes }, 'change feed events past their keep deleted');
+      const every = Math.min(RETENTION_EVERY_MS, config.taskRetentionSeconds * 1000);
+      due.retention = now + every;
+      // A process without the blob storage sweeps what needs none, in turns of its own.
+      if (await takeUpkeepTurn(pool, blobs ? 'retention' : 'retention-without-files', every))
+        await sweepRetained();
     }
     return relayed === OUTBOX_BATCH;
   }

@@ -11,13 +11,22 @@ export interface TaskFile {
 }
 
 /**
+ * The ledger row (task_blobs) of the file a completing task names, forgotten as the task names it:
+ * the ledger holds the blobs of attempts in flight and of those that ended unnamed, so that the
+ * upkeep's look for abandoned files reads those few rows, however many tasks are retained.
+ */
+const SETTLED = `settled AS (
+       DELETE FROM task_blobs b USING done WHERE b.task_id = done.id AND b.blob_name = done.file_name)`;
+
+/**
  * Completes an import with a summary counted from its details (each record once, and its
  * warnings), and its results file when one was written; a dry run's summary also counts what would
  * have been inserted, updated and skipped.
  */
 export async function completeImport(db: Queryable, attempt: TaskAttempt, results?: TaskFile): Promise<void> {
-  const { rowCount } = await db.query(
-    `UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(),
+  const { rows } = await db.query(
+    `WITH done AS (
+     UPDATE tasks t SET status = 'completed', completed_at = clock_timestamp(),
             file_name = $4, file_bytes = $5, file_sha256 = $6,
             summary = (SELECT jsonb_build_object(
                 'total', count(*),
@@ -31,7 +40,10 @@ export async function completeImport(db: Queryable, attempt: TaskAttempt, result
                 'would_update', count(*) FILTER (WHERE outcome = 'would_update'),
                 'would_skip', count(*) FILTER (WHERE outcome = 'would_skip')) ELSE '{}' END
               FROM import_details d WHERE d.task_id = t.id)
-      WHERE t.id = $1 AND t.status = 'pending' AND t.attempt = $2 AND t.owner = $3`,
+      WHERE t.id = $1 AND t.status = 'pending' AND t.attempt = $2 AND t.owner = $3
+      RETURNING t.id, t.file_name),
+     ${SETTLED}
+     SELECT id FROM done`,
     [
       attempt.id,
       attempt.attempt,
@@ -41,7 +53,7 @@ export async function completeImport(db: Queryable, attempt: TaskAttempt, result
       results?.sha256 ?? null,
     ],
   );
-  if (rowCount !== 1) throw new AttemptLost(`task ${attempt.id} is no longer this attempt's`);
+  if (rows.length !== 1) throw new AttemptLost(`task ${attempt.id} is no longer this attempt's`);
 }
 
 /**
@@ -62,7 +74,8 @@ export async function completeExport(
               file_bytes = $3, file_sha256 = $4, progress_processed = progress_total,
               changes_snapshot = $7::pg_snapshot
         WHERE id = $1 AND status = 'pending' AND attempt = $5 AND owner = $6
-        RETURNING file_name)
+        RETURNING id, file_name),
+     ${SETTLED}
      SELECT coalesce((SELECT file_name FROM done), (SELECT file_name FROM tasks WHERE id = $1)) AS file_name`,
     [attempt.id, fileName, file.bytes, file.sha256, attempt.attempt, attempt.owner, snapshot],
   );
