@@ -274,12 +274,13 @@ export async function enableEndpoint(db: Queryable, project: string, endpointId:
 
 /**
  * Deletes the events (with their deliveries and attempts) written more than `seconds` ago: by then
- * every delivery has ended, delivered or given up.
+ * every delivery has ended, delivered or given up. The bound is the statement's time, stable, so
+ * that it bounds the scan of the index on created_at.
  */
 export async function deleteEventsBefore(db: Queryable, seconds: number): Promise<number> {
   const { rowCount } = await db.query(
     `DELETE FROM task_events WHERE id IN (
-       SELECT id FROM task_events WHERE created_at <= clock_timestamp() - make_interval(secs => $1) LIMIT 1000)`,
+       SELECT id FROM task_events WHERE created_at <= statement_timestamp() - make_interval(secs => $1) LIMIT 1000)`,
     [seconds],
   );
   return rowCount ?? 0;

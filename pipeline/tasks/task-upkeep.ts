@@ -67,6 +67,23 @@ export function startTaskUpkeep(
   log: Logger,
   projectIds: () => readonly string[],
 ): TaskUpkeep {
+  const round = upkeepRounds(pool, bus, blobs, config, log, projectIds);
+  const loop = startRelayLoop('task upkeep round', RELAY_EVERY_MS, log, round);
+  return { wake: loop.wake, stop: loop.stop };
+}
+
+/**
+ * The rounds of one process's upkeep: each call is a round, which does what is due of it (every
+ * part at the first call); true when the relay left messages waiting (a full batch).
+ */
+export function upkeepRounds(
+  pool: Pool,
+  bus: TaskBus,
+  blobs: BlobStorage | undefined,
+  config: ServiceConfig,
+  log: Logger,
+  projectIds: () => readonly string[],
+): () => Promise<boolean> {
   const due = { abandoned: 0, passedOver: 0, retention: 0 };
 
   async function relay(): Promise<number> {
@@ -149,6 +166,5 @@ export function startTaskUpkeep(
     return relayed === OUTBOX_BATCH;
   }
 
-  const loop = startRelayLoop('task upkeep round', RELAY_EVERY_MS, log, round);
-  return { wake: loop.wake, stop: loop.stop };
+  return round;
 }

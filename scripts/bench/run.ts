@@ -18,6 +18,7 @@ import { benchTenancy } from './tenancy.js';
 import { benchSmallImportUnderBacklog } from './tenancy-backlog.js';
 import { benchImportsOfManyProjects } from './tenancy-imports.js';
 import { benchLookupsOfManyProjects } from './tenancy-lookups.js';
+import { benchUpkeep } from './upkeep.js';
 import { benchUserctl } from './userctl.js';
 
 const url = process.env.BENCH_DATABASE_URL;
@@ -59,6 +60,7 @@ try {
   await section('import', () => benchImport(url, brokers, blobs, log));
   await section('changes', () => benchChanges(url, brokers, log));
   await section('task-leases', () => benchTaskLeases(url, log));
+  await section('upkeep', () => benchUpkeep(url, blobs, log));
   await section('import-file', () => benchFileImport(url, brokers, blobs, log));
   await section('userctl', () => benchUserctl(url, brokers, blobs, log));
   await section('api-memory', () => benchApiMemory(url, brokers, log));

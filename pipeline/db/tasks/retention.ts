@@ -12,8 +12,10 @@ export async function findTasksPastRetention(
   retentionSeconds: number,
 ): Promise<ExpiredTask[]> {
   const { rows } = await db.query<ExpiredTask>(
+    // statement_timestamp(), not clock_timestamp(): a stable bound is a bound of the index scan,
+    // where a volatile one is a filter on every retained task.
     `SELECT id, file_name FROM tasks
-      WHERE status = 'completed' AND completed_at <= clock_timestamp() - make_interval(secs => $1)
+      WHERE status = 'completed' AND completed_at <= statement_timestamp() - make_interval(secs => $1)
       ORDER BY completed_at LIMIT 1000`,
     [retentionSeconds],
   );
