@@ -137,6 +137,48 @@ function onlineStatements(text: string): string[] {
     .filter((s) => s.length > 0);
 }
 
+/** Where users(searchKeyword) is served: ClickHouse when configured, else Postgres. */
+export type SearchServedBy = 'clickhouse' | 'postgres';
+
+/**
+ * Keeps the Postgres trigram index of users(searchKeyword) (sql/009) only where Postgres serves the
+ * search: with ClickHouse configured it is dropped (it is most of an imported user's WAL and none
+ * of its reads), and built again when the deployment goes back to Postgres. Both concurrently,
+ * under the migrations' lock: writes go on meanwhile. 'busy' when another process holds the lock
+ * (it aligns the index itself, or the next start does).
+ */
+export async function alignSearchTextIndex(pool: Pool, servedBy: SearchServedBy): Promise<'done' | 'busy'> {
+  const client = await pool.connect();
+  let held = false;
+  try {
+    const { rows } = await client.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(${LOCK}) AS held`);
+    held = rows[0]?.held ?? false;
+    if (!held) return 'busy';
+    await client.query('SET statement_timeout = 0');
+    if (servedBy === 'clickhouse') {
+      await client.query('DROP INDEX CONCURRENTLY IF EXISTS users_search_text');
+      return 'done';
+    }
+    await dropInvalidIndex(client, 'users_search_text');
+    const trgm = await client.query<{ schema: string }>(
+      `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+        WHERE e.extname = 'pg_trgm'`,
+    );
+    const schema = client.escapeIdentifier(trgm.rows[0]?.schema ?? 'public');
+    await client.query(
+      `CREATE INDEX CONCURRENTLY IF NOT EXISTS users_search_text
+         ON users USING gin (user_search_text(standard_attributes, id) ${schema}.gin_trgm_ops)`,
+    );
+    return 'done';
+  } finally {
+    if (held) {
+      await client.query(`SELECT pg_advisory_unlock(${LOCK})`).catch(() => {});
+      await client.query('RESET statement_timeout').catch(() => {});
+    }
+    client.release();
+  }
+}
+
 async function dropInvalidIndex(client: PoolClient, name: string): Promise<void> {
   const { rows } = await client.query<{ invalid: boolean }>(
     `SELECT NOT i.indisvalid AS invalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid

@@ -2,7 +2,7 @@ import type { ServiceConfig } from '../config.js';
 import { sqlState } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres.js';
-import { migrate } from './migrate.js';
+import { alignSearchTextIndex, migrate } from './migrate.js';
 import { createPool, type Pool } from './pool.js';
 
 /** An open, migrated database: the configured Postgres, or the embedded one when none is. */
@@ -47,6 +47,7 @@ export async function openDatabase(
     if (migrateNow) {
       const applied = await migrate(pool, config.project.id);
       if (applied.length > 0) log.info({ applied }, 'migrations applied');
+      await alignSearchTextIndex(pool, config.search.clickhouse ? 'clickhouse' : 'postgres');
     }
     const allowed = await allowedConnections(pool);
     if (poolSize + otherConnections > allowed)

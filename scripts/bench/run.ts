@@ -13,6 +13,7 @@ import { benchLookups } from './lookups.js';
 import { waitUntilIdle } from './measure.js';
 import { BenchReport, type BenchRow } from './report.js';
 import { benchSearch } from './search.js';
+import { benchSearchWal } from './search-wal.js';
 import { benchTaskLeases } from './task-leases.js';
 import { benchTenancy } from './tenancy.js';
 import { benchSmallImportUnderBacklog } from './tenancy-backlog.js';
@@ -61,6 +62,7 @@ try {
   await section('changes', () => benchChanges(url, brokers, log));
   await section('task-leases', () => benchTaskLeases(url, log));
   await section('upkeep', () => benchUpkeep(url, blobs, log));
+  await section('search-wal', () => benchSearchWal(url, log));
   await section('import-file', () => benchFileImport(url, brokers, blobs, log));
   await section('userctl', () => benchUserctl(url, brokers, blobs, log));
   await section('api-memory', () => benchApiMemory(url, brokers, log));
