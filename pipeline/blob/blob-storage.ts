@@ -264,14 +264,25 @@ export class BlobStorage {
     await this.container.getBlobClient(name).deleteIfExists({ deleteSnapshots: 'include' });
   }
 
-  /** Names of the committed blobs created before `cutoff`. */
-  async listCreatedBefore(cutoff: Date, prefix = ''): Promise<string[]> {
+  /**
+   * One page of the container's listing (from `continuation`, the start when undefined): the
+   * names of its blobs created before `cutoff`, and the continuation of the next page (undefined
+   * after the last).
+   */
+  async listPageCreatedBefore(
+    cutoff: Date,
+    { continuation, pageSize }: { readonly continuation?: string | undefined; readonly pageSize: number },
+  ): Promise<{ names: string[]; next: string | undefined }> {
+    const pages = this.container
+      .listBlobsFlat()
+      .byPage({ maxPageSize: pageSize, ...(continuation ? { continuationToken: continuation } : {}) });
+    const { value: page } = await pages.next();
     const names: string[] = [];
-    for await (const blob of this.container.listBlobsFlat({ prefix })) {
+    for (const blob of page?.segment.blobItems ?? []) {
       const created = blob.properties.createdOn ?? blob.properties.lastModified;
       if (created < cutoff) names.push(blob.name);
     }
-    return names;
+    return { names, next: page?.continuationToken || undefined };
   }
 
   /**

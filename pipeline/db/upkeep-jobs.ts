@@ -15,3 +15,19 @@ export async function takeUpkeepTurn(db: Queryable, name: string, everyMs: numbe
   );
   return rows.length === 1;
 }
+
+/** Where the job `name` stands in what it walks a part per turn; undefined: at the start. */
+export async function upkeepState(db: Queryable, name: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ state: string | null }>('SELECT state FROM upkeep_jobs WHERE name = $1', [
+    name,
+  ]);
+  return rows[0]?.state ?? undefined;
+}
+
+/** Records where the job `name` stands (undefined: back at the start). */
+export async function saveUpkeepState(db: Queryable, name: string, state: string | undefined): Promise<void> {
+  await db.query(
+    `INSERT INTO upkeep_jobs (name, state) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET state = excluded.state`,
+    [name, state ?? null],
+  );
+}

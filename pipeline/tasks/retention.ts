@@ -3,6 +3,7 @@ import { deleteFile, fileBlobNames, filesToSweep } from '../db/import-files.js';
 import type { Pool } from '../db/pool.js';
 import { findAbandonedTaskBlobs, forgetTaskBlobs, unnamedBlobs } from '../db/task-blobs.js';
 import { deleteTasks, findTasksPastRetention } from '../db/tasks/retention.js';
+import { saveUpkeepState, upkeepState } from '../db/upkeep-jobs.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -58,25 +59,34 @@ const FOLDER = /^([a-z0-9][a-z0-9-]*)\//;
  */
 const LEGACY = /^([a-z0-9][a-z0-9-]*)-user(?:import|export)_[A-Z2-7]{32}-[^/]*$/;
 
+/** Blobs the container sweep lists per turn: its cost per turn is bounded, whatever the container holds. */
+const CONTAINER_PAGE = 5_000;
+/** The container sweep's job: where its listing stands between turns. */
+const CONTAINER_SWEEP = 'container-sweep';
+
 /**
- * Deletes every blob under the projects' folders that is older than the retention and that no task
- * names (one listing of the container, filtered by the projects' names): whatever wrote it (an
- * attempt whose record was lost with its database, a hand upload), no file of these projects
- * outlives the retention unnamed. Blobs elsewhere in the container (other
- * deployments', other projects') are never touched; names of the projects' files from before the
- * folders (`<project>-<task>-...` at the top) are swept too. The files of file imports are kept for
- * their own time (sweepImportFiles). Returns the names deleted.
+ * Deletes the blobs under the projects' folders that are older than the retention and that no task
+ * names, one page of the container's listing per call (`pageSize` blobs), going on from where the
+ * last call stopped and starting over after the last page: whatever wrote a blob (an attempt whose
+ * record was lost with its database, a hand upload), no file of these projects outlives the
+ * retention unnamed for longer than one walk of the container. Blobs elsewhere in the container
+ * (other deployments', other projects') are never touched; names of the projects' files from before
+ * the folders (`<project>-<task>-...` at the top) are swept too. The files of file imports are kept
+ * for their own time (sweepImportFiles). Returns the names deleted.
  */
 export async function deleteUnnamedTaskFiles(
   pool: Pool,
   blobs: BlobStorage,
   retentionSeconds: number,
   projectIds: readonly string[],
+  { pageSize = CONTAINER_PAGE }: { readonly pageSize?: number } = {},
 ): Promise<string[]> {
   const cutoff = new Date(Date.now() - retentionSeconds * 1000);
   const projects = new Set(projectIds);
+  const continuation = await upkeepState(pool, CONTAINER_SWEEP);
+  const page = await blobs.listPageCreatedBefore(cutoff, { continuation, pageSize });
   // One listing of the container, whatever the number of projects, kept to the projects' files.
-  const old = (await blobs.listCreatedBefore(cutoff)).filter((name) => {
+  const old = page.names.filter((name) => {
     const project = FOLDER.exec(name)?.[1] ?? LEGACY.exec(name)?.[1];
     return project !== undefined && projects.has(project);
   });
@@ -90,6 +100,7 @@ export async function deleteUnnamedTaskFiles(
         );
   for (const name of names) await blobs.delete(name);
   if (names.length > 0) await forgetTaskBlobs(pool, names);
+  await saveUpkeepState(pool, CONTAINER_SWEEP, page.next);
   return names;
 }
 

@@ -119,3 +119,33 @@ describe('export files that no task names (kafka)', function () {
     expect((await blobs.list()).sort()).to.deep.equal([elsewhere, fileName, lookalike].sort());
   });
 });
+
+/** The container sweep lists a page per turn and goes on from where it stopped. */
+describe('the container sweep walks the container a page per turn', () => {
+  const db = useTestSchema();
+
+  it('sweeps every unnamed file over several turns, then starts over', async () => {
+    const blobs = await BlobStorage.open({ connectionString: testBlobConnectionString() }, uniqueContainer());
+    const upload = (name: string) =>
+      blobs.upload(name, Readable.from(['{}\n']), {
+        contentType: 'application/x-ndjson',
+        contentDisposition: 'attachment',
+      });
+    // Another deployment's files first in the listing: a sweep that started over each turn would
+    // list only them, for ever.
+    for (const name of ['another/a.ndjson', 'another/b.ndjson']) await upload(name);
+    const strays = Array.from({ length: 5 }, (_, n) => `paged/stray-${n}.ndjson`);
+    for (const name of strays) await upload(name);
+    const turn = () => deleteUnnamedTaskFiles(db(), blobs, 0, ['paged'], { pageSize: 2 });
+    const turns = [await turn(), await turn(), await turn(), await turn()];
+    expect(
+      turns.map((t) => t.length),
+      'a page a turn, from where the last stopped',
+    ).to.deep.equal([0, 2, 2, 1]);
+    expect(turns.flat().sort()).to.deep.equal(strays);
+    expect((await blobs.list()).sort()).to.deep.equal(['another/a.ndjson', 'another/b.ndjson']);
+    // Past the last page, the walk starts over from the first.
+    await upload('paged/stray-again.ndjson');
+    expect([await turn(), await turn()]).to.deep.equal([[], ['paged/stray-again.ndjson']]);
+  });
+});
