@@ -97,13 +97,7 @@ function applyInTransaction(
  * cut short left invalid is dropped and built again.
  */
 async function applyOnline(pool: Pool, file: string, text: string): Promise<'applied' | 'done' | 'busy'> {
-  const client = await pool.connect();
-  let held = false;
-  try {
-    const { rows } = await client.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(${LOCK}) AS held`);
-    held = rows[0]?.held ?? false;
-    if (!held) return 'busy';
-    await client.query('SET statement_timeout = 0');
+  return underSessionLock(pool, async (client): Promise<'applied' | 'done'> => {
     const seen = await appliedVersions(client);
     if (seen.has(file)) return 'done';
     const statements = onlineStatements(text);
@@ -117,6 +111,26 @@ async function applyOnline(pool: Pool, file: string, text: string): Promise<'app
     }
     await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
     return 'applied';
+  });
+}
+
+/**
+ * Runs `work` on a connection of its own that holds the migrations' session-level lock, its
+ * statements without a time limit (an index built concurrently takes as long as it takes); 'busy'
+ * when another process holds the lock.
+ */
+async function underSessionLock<T>(
+  pool: Pool,
+  work: (client: PoolClient) => Promise<T>,
+): Promise<T | 'busy'> {
+  const client = await pool.connect();
+  let held = false;
+  try {
+    const { rows } = await client.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(${LOCK}) AS held`);
+    held = rows[0]?.held ?? false;
+    if (!held) return 'busy';
+    await client.query('SET statement_timeout = 0');
+    return await work(client);
   } finally {
     if (held) {
       await client.query(`SELECT pg_advisory_unlock(${LOCK})`).catch(() => {});
@@ -148,13 +162,7 @@ export type SearchServedBy = 'clickhouse' | 'postgres';
  * (it aligns the index itself, or the next start does).
  */
 export async function alignSearchTextIndex(pool: Pool, servedBy: SearchServedBy): Promise<'done' | 'busy'> {
-  const client = await pool.connect();
-  let held = false;
-  try {
-    const { rows } = await client.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(${LOCK}) AS held`);
-    held = rows[0]?.held ?? false;
-    if (!held) return 'busy';
-    await client.query('SET statement_timeout = 0');
+  return underSessionLock(pool, async (client): Promise<'done'> => {
     if (servedBy === 'clickhouse') {
       await client.query('DROP INDEX CONCURRENTLY IF EXISTS users_search_text');
       return 'done';
@@ -170,13 +178,7 @@ export async function alignSearchTextIndex(pool: Pool, servedBy: SearchServedBy)
          ON users USING gin (user_search_text(standard_attributes, id) ${schema}.gin_trgm_ops)`,
     );
     return 'done';
-  } finally {
-    if (held) {
-      await client.query(`SELECT pg_advisory_unlock(${LOCK})`).catch(() => {});
-      await client.query('RESET statement_timeout').catch(() => {});
-    }
-    client.release();
-  }
+  });
 }
 
 async function dropInvalidIndex(client: PoolClient, name: string): Promise<void> {

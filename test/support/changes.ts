@@ -101,6 +101,15 @@ export function applyEvents(
   return applied;
 }
 
+/** The roles the writers give and take (runWriters), made in the project. */
+export async function createWriterRoles(db: Pool, project: string): Promise<void> {
+  await db.query(
+    `INSERT INTO roles (id, key, project_id) SELECT gen_random_uuid(), k, $1
+       FROM unnest(ARRAY['reader', 'writer', 'auditor']) k`,
+    [project],
+  );
+}
+
 /** What the concurrent writers of a convergence round did. */
 export interface Writes {
   imports: number;

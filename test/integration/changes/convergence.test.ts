@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import {
   applyEvents,
+  createWriterRoles,
   exportedUsers,
   followFeed,
   importEndpoints,
@@ -20,11 +21,7 @@ describe('change feed: an export plus its feed equals a later export', function 
 
   before(async () => {
     const project = service.config().project.id;
-    await service.db().query(
-      `INSERT INTO roles (id, key, project_id) SELECT gen_random_uuid(), k, $1
-         FROM unnest(ARRAY['reader', 'writer', 'auditor']) k`,
-      [project],
-    );
+    await createWriterRoles(service.db(), service.config().project.id);
     await imports.run({
       identifier: 'email',
       records: Array.from({ length: 400 }, (_, i) => ({ email: `u${i}@example.com`, name: `first ${i}` })),

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import {
   applyEvents,
+  createWriterRoles,
   exportedUsers,
   followFeed,
   importEndpoints,
@@ -36,11 +37,7 @@ describe('change feed through a worker SIGKILL and a Postgres restart', function
 
   it('converges: export + feed = a later export', async () => {
     const project = service.config().project.id;
-    await service.db().query(
-      `INSERT INTO roles (id, key, project_id) SELECT gen_random_uuid(), k, $1
-         FROM unnest(ARRAY['reader', 'writer', 'auditor']) k`,
-      [project],
-    );
+    await createWriterRoles(service.db(), project);
     await insertGeneratedUsers(service.db(), USERS, { prefix: 'u' });
 
     let stopWriters!: () => void;
