@@ -1,9 +1,17 @@
 import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
-import type { ServiceConfig } from '../../pipeline/config.js';
+import { projectFromDocument, type ServiceConfig } from '../../pipeline/config.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
+import { putProjects } from '../../pipeline/projects/project-admin.js';
 import { startPipelineParts } from '../../pipeline/service-parts.js';
-import { type AdminClient, adminClient, makeTestKeys, type TestKeys, testConfig } from './admin-api.js';
+import {
+  type AdminClient,
+  adminClient,
+  makeTestKeys,
+  TEST_SECRETS,
+  type TestKeys,
+  testConfig,
+} from './admin-api.js';
 import { schemaUrl, useTestSchema } from './database.js';
 import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
 
@@ -95,4 +103,18 @@ export function useTaskService(
     keys: () => must(keys),
     storage: () => blobs,
   };
+}
+
+/** Puts a project document into the deployment of `service`, as `userctl projects put` puts it. */
+export async function putTestProject(service: TaskService, document: Record<string, unknown>): Promise<void> {
+  const config = service.config();
+  await putProjects(
+    {
+      pool: service.db(),
+      box: TEST_SECRETS,
+      read: (doc, name) => projectFromDocument(doc, name, config),
+      embedded: true,
+    },
+    [{ name: `${String(document.id)}.json`, document }],
+  );
 }

@@ -2,13 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { Kafka } from 'kafkajs';
 import { userEventsTopic } from '../../../pipeline/changes/publish-changes.js';
-import { projectFromDocument } from '../../../pipeline/config.js';
-import { putProjects } from '../../../pipeline/projects/project-admin.js';
-import { adminToken, TEST_SECRETS } from '../../support/admin-api.js';
+import { adminToken } from '../../support/admin-api.js';
 import { type FeedEvent, importEndpoints, readFeed } from '../../support/changes.js';
 import { eventually } from '../../support/eventually.js';
 import { testKafkaBrokers } from '../../support/kafka.js';
-import { useTaskService } from '../../support/task-service.js';
+import { putTestProject, useTaskService } from '../../support/task-service.js';
 import { type ReceivedEvent, signatureVerifies, WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const SECRET = 'a-signing-secret-of-the-change-endpoint';
@@ -126,27 +124,11 @@ describe('change feed on Kafka and webhooks', function () {
   });
 
   it("tells each project's endpoint of its own users' changes only", async () => {
-    const config = service.config();
-    await putProjects(
-      {
-        pool: service.db(),
-        box: TEST_SECRETS,
-        read: (document, name) => projectFromDocument(document, name, config),
-        embedded: true,
-      },
-      [
-        {
-          name: 'other.json',
-          document: {
-            id: 'other',
-            domain: 'other.changes.test',
-            webhooks: [
-              { id: 'crm', url: receiver.url('/other'), secret: OTHER_SECRET, events: ['user.created'] },
-            ],
-          },
-        },
-      ],
-    );
+    await putTestProject(service, {
+      id: 'other',
+      domain: 'other.changes.test',
+      webhooks: [{ id: 'crm', url: receiver.url('/other'), secret: OTHER_SECRET, events: ['user.created'] }],
+    });
     // The workers read the new project within a second; its endpoint takes events from then on.
     await sleep(2_000);
     const insert = async (project: string, email: string) =>
@@ -159,7 +141,7 @@ describe('change feed on Kafka and webhooks', function () {
           )
       ).rows[0]?.id as string;
     const theirs = await insert('other', 'theirs@example.com');
-    const mine = await insert(config.project.id, 'mine@example.com');
+    const mine = await insert(service.config().project.id, 'mine@example.com');
     const payloads = (path: string) =>
       receiver.received
         .filter((r) => r.path === path)

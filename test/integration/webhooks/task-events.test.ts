@@ -1,14 +1,13 @@
 import { expect } from 'chai';
-import { projectFromDocument } from '../../../pipeline/config.js';
 import { failTask } from '../../../pipeline/db/tasks/endings.js';
-import { putProjects } from '../../../pipeline/projects/project-admin.js';
 import { TASK_ENDINGS } from '../../../pipeline/tasks/task-failure.js';
 import { newTaskId } from '../../../schemas/task-id.js';
-import { adminToken, TEST_SECRETS } from '../../support/admin-api.js';
+import { adminToken } from '../../support/admin-api.js';
 import { eventually } from '../../support/eventually.js';
 import { useExportService } from '../../support/exports.js';
 import { HTTPS } from '../../support/imports.js';
 import { taskEndpoints } from '../../support/task-endpoints.js';
+import { putTestProject } from '../../support/task-service.js';
 import { type ReceivedEvent, signatureVerifies, WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const SECRET = 'a-signing-secret-of-the-main-endpoint';
@@ -219,32 +218,13 @@ describe('task events to webhook endpoints', function () {
   it("tells each project's endpoints of its own tasks only", async () => {
     // A second project of the deployment, put as `userctl projects put` puts it: the running
     // workers read it within a second, and deliver to its endpoint with its secret.
-    const config = service.config();
-    await putProjects(
-      {
-        pool: service.db(),
-        box: TEST_SECRETS,
-        read: (document, name) => projectFromDocument(document, name, config),
-        embedded: true,
-      },
-      [
-        {
-          name: 'other.json',
-          document: {
-            id: 'other',
-            domain: 'other.webhooks.test',
-            webhooks: [
-              {
-                id: 'crm',
-                url: receiver.url('/other'),
-                secret: OTHER_SECRET,
-                events: ['user_export.completed'],
-              },
-            ],
-          },
-        },
+    await putTestProject(service, {
+      id: 'other',
+      domain: 'other.webhooks.test',
+      webhooks: [
+        { id: 'crm', url: receiver.url('/other'), secret: OTHER_SECRET, events: ['user_export.completed'] },
       ],
-    );
+    });
     const ended = async (project: string) => {
       const id = newTaskId('export');
       await service
