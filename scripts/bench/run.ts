@@ -5,6 +5,7 @@ import { benchApiMemory } from './api-memory.js';
 import { benchUsers } from './bench-schema.js';
 import { benchChanges } from './changes.js';
 import { benchCluster } from './cluster.js';
+import { benchExportFilter } from './export-filter.js';
 import { benchExports } from './exports.js';
 import { benchFileImport } from './file-imports.js';
 import { benchImport } from './imports.js';
@@ -63,6 +64,7 @@ try {
   await section('task-leases', () => benchTaskLeases(url, log));
   await section('upkeep', () => benchUpkeep(url, blobs, log));
   await section('search-wal', () => benchSearchWal(url, log));
+  await section('export-filter', () => benchExportFilter(url, log));
   await section('import-file', () => benchFileImport(url, brokers, blobs, log));
   await section('userctl', () => benchUserctl(url, brokers, blobs, log));
   await section('api-memory', () => benchApiMemory(url, brokers, log));
