@@ -34,6 +34,8 @@ export interface ProjectChange {
 export interface ChangesPage {
   readonly changes: ProjectChange[];
   readonly next: ChangesCursor;
+  /** The log held a whole page after the cursor: more may follow at once. */
+  readonly full: boolean;
 }
 
 /** What a read of the feed names. */
@@ -79,7 +81,11 @@ export async function readChanges(pool: Pool, read: ChangesRead): Promise<Change
       event: changeEvent(row, records.get(row.project_id)?.get(row.user_id)),
       cursor: keepSnapshot({ txid: row.txid, userId: row.user_id }, read.after.snapshot),
     }));
-    return { changes, next: nextCursor(read, page.rows, page.watermark) };
+    return {
+      changes,
+      next: nextCursor(read, page.rows, page.watermark),
+      full: page.rows.length >= read.limit,
+    };
   });
 }
 

@@ -156,4 +156,41 @@ describe('change feed on Kafka and webhooks', function () {
     const [delivered] = receiver.received.filter((r) => r.path === '/other');
     expect(signatureVerifies(delivered as ReceivedEvent, OTHER_SECRET)).to.equal(true);
   });
+
+  it('publishes the events of a project no longer registered, and goes on past them', async () => {
+    const insert = async (project: string, email: string) =>
+      (
+        await service
+          .db()
+          .query<{ id: string }>(
+            `INSERT INTO users (id, project_id, standard_attributes) VALUES (gen_random_uuid(), $1, jsonb_build_object('email', $2::text)) RETURNING id`,
+            [project, email],
+          )
+      ).rows[0]?.id as string;
+    const ghost = await insert('ghost', 'ghost@example.com');
+    const after = await insert(service.config().project.id, 'after-ghost@example.com');
+    const kafka = new Kafka({ clientId: 'test-user-events', brokers: testKafkaBrokers(), logLevel: 0 });
+    const consumer = kafka.consumer({ groupId: `test-user-events-ghost-${Date.now()}` });
+    const keys: string[] = [];
+    await consumer.connect();
+    try {
+      await consumer.subscribe({
+        topic: userEventsTopic(service.config().kafkaTopicPrefix),
+        fromBeginning: true,
+      });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          keys.push(String(message.key));
+        },
+      });
+      await eventually(
+        async () => keys,
+        (seen) => seen.includes(`ghost/${ghost}`) && seen.includes(`${service.config().project.id}/${after}`),
+        60,
+      );
+    } finally {
+      await consumer.disconnect();
+    }
+    expect(keys).to.include.members([`ghost/${ghost}`, `${service.config().project.id}/${after}`]);
+  });
 });
