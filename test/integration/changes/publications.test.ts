@@ -158,6 +158,12 @@ describe('change feed on Kafka and webhooks', function () {
   });
 
   it('publishes the events of a project no longer registered, and goes on past them', async () => {
+    // The topic exists once the Kafka publication has started (its first lease).
+    await eventually(
+      async () =>
+        (await service.db().query(`SELECT 1 FROM user_change_publications WHERE name = 'kafka'`)).rowCount,
+      (n) => n === 1,
+    );
     const insert = async (project: string, email: string) =>
       (
         await service
