@@ -37,6 +37,16 @@ describe('change feed on Kafka and webhooks', function () {
     settings: { trust_proxy: true, webhook_allowed_hosts: '127.0.0.1', changes_kafka_topic: true },
   });
   const imports = importEndpoints(service.client, service.keys);
+  /** A user of `project` written with plain SQL, as another component of the platform writes one. */
+  const insert = async (project: string, email: string) =>
+    (
+      await service
+        .db()
+        .query<{ id: string }>(
+          `INSERT INTO users (id, project_id, standard_attributes) VALUES (gen_random_uuid(), $1, jsonb_build_object('email', $2::text)) RETURNING id`,
+          [project, email],
+        )
+    ).rows[0]?.id as string;
 
   it('publishes each event of the HTTP feed once to the topic and to the endpoint that wants it', async () => {
     // Each publication starts at the feed's end when it is first leased.
@@ -131,15 +141,6 @@ describe('change feed on Kafka and webhooks', function () {
     });
     // The workers read the new project within a second; its endpoint takes events from then on.
     await sleep(2_000);
-    const insert = async (project: string, email: string) =>
-      (
-        await service
-          .db()
-          .query<{ id: string }>(
-            `INSERT INTO users (id, project_id, standard_attributes) VALUES (gen_random_uuid(), $1, jsonb_build_object('email', $2::text)) RETURNING id`,
-            [project, email],
-          )
-      ).rows[0]?.id as string;
     const theirs = await insert('other', 'theirs@example.com');
     const mine = await insert(service.config().project.id, 'mine@example.com');
     const payloads = (path: string) =>
@@ -164,15 +165,6 @@ describe('change feed on Kafka and webhooks', function () {
         (await service.db().query(`SELECT 1 FROM user_change_publications WHERE name = 'kafka'`)).rowCount,
       (n) => n === 1,
     );
-    const insert = async (project: string, email: string) =>
-      (
-        await service
-          .db()
-          .query<{ id: string }>(
-            `INSERT INTO users (id, project_id, standard_attributes) VALUES (gen_random_uuid(), $1, jsonb_build_object('email', $2::text)) RETURNING id`,
-            [project, email],
-          )
-      ).rows[0]?.id as string;
     const ghost = await insert('ghost', 'ghost@example.com');
     const after = await insert(service.config().project.id, 'after-ghost@example.com');
     const kafka = new Kafka({ clientId: 'test-user-events', brokers: testKafkaBrokers(), logLevel: 0 });
