@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { Kafka } from 'kafkajs';
@@ -10,6 +11,13 @@ import { putTestProject, useTaskService } from '../../support/task-service.js';
 import { type ReceivedEvent, signatureVerifies, WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const SECRET = 'a-signing-secret-of-the-change-endpoint';
+
+/** A message of the user-events topic: its key, its project header, the event. */
+interface TopicMessage {
+  readonly key: string;
+  readonly project: string;
+  readonly event: FeedEvent;
+}
 const OTHER_SECRET = 'a-signing-secret-of-the-other-project';
 
 /**
@@ -37,6 +45,34 @@ describe('change feed on Kafka and webhooks', function () {
     settings: { trust_proxy: true, webhook_allowed_hosts: '127.0.0.1', changes_kafka_topic: true },
   });
   const imports = importEndpoints(service.client, service.keys);
+  /** The messages of the deployment's user-events topic from its start, read until `done` holds of them. */
+  const readUserEvents = async (
+    done: (messages: readonly TopicMessage[]) => boolean,
+  ): Promise<TopicMessage[]> => {
+    const kafka = new Kafka({ clientId: 'test-user-events', brokers: testKafkaBrokers(), logLevel: 0 });
+    const consumer = kafka.consumer({ groupId: `test-user-events-${randomUUID()}` });
+    const messages: TopicMessage[] = [];
+    await consumer.connect();
+    try {
+      await consumer.subscribe({
+        topic: userEventsTopic(service.config().kafkaTopicPrefix),
+        fromBeginning: true,
+      });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          messages.push({
+            key: String(message.key),
+            project: String(message.headers?.project),
+            event: JSON.parse(String(message.value)) as FeedEvent,
+          });
+        },
+      });
+      await eventually(async () => messages, done, 60);
+    } finally {
+      await consumer.disconnect();
+    }
+    return messages;
+  };
   /** A user of `project` written with plain SQL, as another component of the platform writes one. */
   const insert = async (project: string, email: string) =>
     (
@@ -73,32 +109,7 @@ describe('change feed on Kafka and webhooks', function () {
     const feed = await readFeed(service.client(), service.keys(), start);
     expect(feed.events).to.have.length(32);
 
-    const kafka = new Kafka({ clientId: 'test-user-events', brokers: testKafkaBrokers(), logLevel: 0 });
-    const consumer = kafka.consumer({ groupId: `test-user-events-${Date.now()}` });
-    const topic: { key: string; project: string; event: FeedEvent }[] = [];
-    await consumer.connect();
-    try {
-      await consumer.subscribe({
-        topic: userEventsTopic(service.config().kafkaTopicPrefix),
-        fromBeginning: true,
-      });
-      await consumer.run({
-        eachMessage: async ({ message }) => {
-          topic.push({
-            key: String(message.key),
-            project: String(message.headers?.project),
-            event: JSON.parse(String(message.value)) as FeedEvent,
-          });
-        },
-      });
-      await eventually(
-        async () => topic.length,
-        (n) => n >= 32,
-        60,
-      );
-    } finally {
-      await consumer.disconnect();
-    }
+    const topic = await readUserEvents((messages) => messages.length >= 32);
     const project = service.config().project.id;
     expect(topic.map((m) => m.event.id).sort()).to.deep.equal(feed.events.map((e) => e.id).sort());
     for (const m of topic) {
@@ -167,28 +178,13 @@ describe('change feed on Kafka and webhooks', function () {
     );
     const ghost = await insert('ghost', 'ghost@example.com');
     const after = await insert(service.config().project.id, 'after-ghost@example.com');
-    const kafka = new Kafka({ clientId: 'test-user-events', brokers: testKafkaBrokers(), logLevel: 0 });
-    const consumer = kafka.consumer({ groupId: `test-user-events-ghost-${Date.now()}` });
-    const keys: string[] = [];
-    await consumer.connect();
-    try {
-      await consumer.subscribe({
-        topic: userEventsTopic(service.config().kafkaTopicPrefix),
-        fromBeginning: true,
-      });
-      await consumer.run({
-        eachMessage: async ({ message }) => {
-          keys.push(String(message.key));
-        },
-      });
-      await eventually(
-        async () => keys,
-        (seen) => seen.includes(`ghost/${ghost}`) && seen.includes(`${service.config().project.id}/${after}`),
-        60,
-      );
-    } finally {
-      await consumer.disconnect();
-    }
-    expect(keys).to.include.members([`ghost/${ghost}`, `${service.config().project.id}/${after}`]);
+    const mine = `${service.config().project.id}/${after}`;
+    const keys = (
+      await readUserEvents((messages) => {
+        const seen = messages.map((m) => m.key);
+        return seen.includes(`ghost/${ghost}`) && seen.includes(mine);
+      })
+    ).map((m) => m.key);
+    expect(keys).to.include.members([`ghost/${ghost}`, mine]);
   });
 });
