@@ -204,6 +204,8 @@ export interface ExportConfig {
   readonly timeLimitSeconds: number;
   /** Users per part of a split export (several workers write one file); 0: never split. */
   readonly partUsers: number;
+  /** Parts being read at once in the whole deployment: the rest wait, so exports never starve lookups. */
+  readonly partReadersMax: number;
   readonly rateLimit: { readonly count: number; readonly periodSeconds: number };
 }
 
@@ -278,6 +280,7 @@ const ENV_KEYS = {
   EXPORT_DOWNLOAD_URL_SECONDS: 'export_download_url_seconds',
   EXPORT_MAX_CONCURRENT: 'export_max_concurrent',
   EXPORT_PART_USERS: 'export_part_users',
+  EXPORT_PART_READERS_MAX: 'export_part_readers_max',
   EXPORT_RATE_LIMIT: 'export_rate_limit',
   EXPORT_RATE_LIMIT_PERIOD_SECONDS: 'export_rate_limit_period_seconds',
   WEBHOOK_TIMEOUT_MS: 'webhook_timeout_ms',
@@ -580,6 +583,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
       downloadUrlSeconds: doc.export_download_url_seconds,
       maxConcurrent: doc.export_max_concurrent,
       partUsers: doc.export_part_users,
+      partReadersMax: doc.export_part_readers_max,
       timeLimitSeconds: doc.export_time_limit_seconds,
       rateLimit: { count: doc.export_rate_limit, periodSeconds: doc.export_rate_limit_period_seconds },
     },

@@ -94,6 +94,8 @@ export const ENGINE_FAULTS = {
   ExportPartsGone: { transient: false },
   /** A part of a split export failed with a fault that will not pass; `message` names it. */
   ExportPartFailed: { transient: false },
+  /** An export file that would pass the blob store's limit on one file. */
+  ExportFileTooLarge: { transient: false, reason: 'UserExportFileTooLarge' },
   /** A custom attribute of the project configuration with a type the importer does not know. */
   CustomAttributeTypeUnknown: { transient: false },
   /** An import record names a sealed secret its task message does not carry. */

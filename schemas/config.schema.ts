@@ -170,6 +170,9 @@ export const configSchema = {
     // An export of more users than this is split into parts of this many users, which the
     // workers of the consumer group write side by side into one file; 0 never splits.
     export_part_users: { type: 'integer', minimum: 0, default: 1_000_000 },
+    // Parts of split exports read at once in the whole deployment; a worker claims a part only
+    // while fewer are being read, so exports cannot take every connection and core from lookups.
+    export_part_readers_max: { type: 'integer', minimum: 1, default: 8 },
     // The UserExport token bucket: this many exports per period, refilled evenly.
     export_rate_limit: { type: 'integer', minimum: 1, default: 24 },
     export_rate_limit_period_seconds: { type: 'integer', minimum: 1, default: 86400 },

@@ -36,6 +36,10 @@ export const ERROR_REASONS = {
     name: 'Invalid',
     doc: 'Two CSV columns of an export request have the same field name; `info.field_names` lists them.',
   },
+  UserExportFileTooLarge: {
+    name: 'Invalid',
+    doc: "An export whose file would pass the blob store's limit on one file (50,000 blocks of 8 MiB); the task fails with it after its first part. Export fewer users (filters) or ask for gzip.",
+  },
   TaskAlreadyCompleted: { name: 'Invalid', doc: 'A cancel of an export that has already completed.' },
   ChangesCursorInvalid: {
     name: 'Invalid',

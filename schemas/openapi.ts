@@ -87,7 +87,8 @@ export const openApiDocument = {
               processed: { type: 'integer' },
               total: {
                 type: 'integer',
-                description: 'A file import: 0 until its whole file is taken in, then its record count',
+                description:
+                  'A file import: 0 until its whole file is taken in, then its record count. An export split into parts: 0 until its parts are planned, then its user count',
               },
               bytes_read: { type: 'integer', description: 'A file import: bytes of its upload taken in' },
               bytes_total: { type: 'integer', description: "A file import: its upload's size in bytes" },

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BlobSASPermissions,
@@ -19,8 +19,18 @@ const DISCARD_LOOK_MS = 1_000;
  * at most 50,000 blocks: blocks of 8 MiB let an export file reach 390 GiB (2 MiB stopped it at
  * 97.7 GiB, which an ndjson export of about 130M users passes).
  */
-const UPLOAD_BLOCK_BYTES = 8 * 1024 * 1024;
+export const UPLOAD_BLOCK_BYTES = 8 * 1024 * 1024;
+export const MAX_BLOCKS = 50_000;
 const UPLOAD_CONCURRENCY = 2;
+
+/** Refuses a file of more blocks than one blob holds, before Azure refuses its block list. */
+export function assertFileFits(blocks: number): void {
+  if (blocks > MAX_BLOCKS)
+    throw new EngineError(
+      'ExportFileTooLarge',
+      `the file needs ${blocks} blocks; one blob holds ${MAX_BLOCKS} blocks of ${UPLOAD_BLOCK_BYTES / 1024 / 1024} MiB`,
+    );
+}
 
 /** How many times a read whose connection broke midway is taken up again from where it broke. */
 const READ_RETRIES = 20;
@@ -101,7 +111,7 @@ export class BlobStorage {
     await this.ensureContainer();
     await this.container
       .getBlockBlobClient(name)
-      .uploadStream(source, UPLOAD_BLOCK_BYTES, UPLOAD_CONCURRENCY, {
+      .uploadStream(source.pipe(blockLimit(source)), UPLOAD_BLOCK_BYTES, UPLOAD_CONCURRENCY, {
         blobHTTPHeaders: {
           blobContentType: headers.contentType,
           blobContentDisposition: headers.contentDisposition,
@@ -140,6 +150,7 @@ export class BlobStorage {
       pending.push(chunk);
       size += chunk.length;
       while (size >= UPLOAD_BLOCK_BYTES) {
+        assertFileFits(ids.length + 1);
         const whole = Buffer.concat(pending);
         pending = [whole.subarray(UPLOAD_BLOCK_BYTES)];
         size = pending[0]?.length ?? 0;
@@ -156,6 +167,7 @@ export class BlobStorage {
 
   /** Commits blocks staged by stageBlocks, in the order given, as the blob's whole content. */
   async commitBlocks(name: string, ids: readonly string[], headers: BlobHeaders): Promise<void> {
+    assertFileFits(ids.length);
     await this.container.getBlockBlobClient(name).commitBlockList([...ids], {
       blobHTTPHeaders: {
         blobContentType: headers.contentType,
@@ -296,4 +308,27 @@ export class BlobStorage {
     }
     return names;
   }
+}
+
+/**
+ * Passes `source` on until it reaches more bytes than one blob holds in blocks of
+ * UPLOAD_BLOCK_BYTES, then fails (and stops `source`): the upload ends there, not at its commit.
+ */
+function blockLimit(source: Readable): Transform {
+  let bytes = 0;
+  const limit = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      try {
+        assertFileFits(Math.ceil(bytes / UPLOAD_BLOCK_BYTES));
+      } catch (err) {
+        source.destroy();
+        done(err as Error);
+        return;
+      }
+      done(null, chunk);
+    },
+  });
+  source.once('error', (err) => limit.destroy(err));
+  return limit;
 }

@@ -1,7 +1,8 @@
-import type { Queryable } from './pool.js';
+import type { Pool, Queryable } from './pool.js';
+import { withTransaction } from './transaction.js';
 
-// The parts of a split export (sql/011_export_parts.sql): planned by the coordinator, claimed and
-// written by any worker, committed by the coordinator in part order. A plan is named by the blob
+// The parts of a split export (sql/011_export_parts.sql): planned by the coordinator one at a time
+// while the first are written, claimed and written by any worker, committed by the coordinator in part order. A plan is named by the blob
 // its attempt writes.
 
 /** A position in the users' keyset (created_at, id); the time as Postgres writes it, exactly. */
@@ -32,35 +33,49 @@ export interface PartState {
   readonly part: number;
   readonly processed: number;
   readonly block_ids: string[] | null;
+  /** The bytes its staged blocks hold (a number: it may pass 2^53 only past any store's limit). */
+  readonly bytes: number | null;
   readonly failure: string | null;
 }
 
-/**
- * The keys that cut the `total` users a statement keeps (`condition` on `users u`) into ranges of
- * `size`: the key of every size-th user, the last user's excepted. One pass over the users'
- * creation-order index, nothing held. Run it in the snapshot's transaction.
- */
-export async function partBoundaries(
-  db: Queryable,
-  condition: string,
-  size: number,
-  total: number,
-): Promise<UserKey[]> {
-  const { rows } = await db.query<UserKey>(
-    `SELECT at, id FROM (
-       SELECT u.created_at::text AS at, u.id::text AS id, row_number() OVER (ORDER BY u.created_at, u.id) AS n
-         FROM users u WHERE ${condition}) s
-      WHERE n % $1 = 0 AND n < $2 ORDER BY n`,
-    [size, total],
-  );
-  return rows;
+/** The next range of a plan: its users, and the key it ends at (none: the last range). */
+export interface UserRange {
+  readonly users: number;
+  readonly through: UserKey | undefined;
 }
 
 /**
- * Plans the parts of one attempt at the task (its blob, and its attempt number, which fences them:
- * once another attempt owns the task, they can no longer be claimed, renewed or finished).
+ * The range of up to `size` users (0: no bound) that follows `after` among those a statement keeps
+ * (`condition` on `users u`): one walk of the users' creation-order index over that range, stopped
+ * one user past it, nothing held or sorted. Run it in the snapshot's transaction.
  */
-export async function planParts(
+export async function nextRange(
+  db: Queryable,
+  condition: string,
+  size: number,
+  after: UserKey | undefined,
+): Promise<UserRange> {
+  const bound = after === undefined ? '' : 'AND (u.created_at, u.id) > ($2::timestamptz, $3::uuid)';
+  const { rows } = await db.query<{ n: number; last: boolean } & UserKey>(
+    `SELECT n::int, last, at, id FROM (
+       SELECT row_number() OVER w AS n, lead(r.id) OVER w IS NULL AS last, r.created_at::text AS at, r.id::text AS id
+         FROM (SELECT u.created_at, u.id FROM users u WHERE ${condition} ${bound}
+                ORDER BY u.created_at, u.id LIMIT $1::int + 1) r
+       WINDOW w AS (ORDER BY r.created_at, r.id)) s
+      WHERE n = $1 OR last ORDER BY n`,
+    [size > 0 ? size : null, ...(after === undefined ? [] : [after.at, after.id])],
+  );
+  const last = rows.at(-1);
+  if (last === undefined || last.n <= size || size === 0) return { users: last?.n ?? 0, through: undefined };
+  const end = rows[0] as UserKey;
+  return { users: size, through: { at: end.at, id: end.id } };
+}
+
+/**
+ * Plans one part of one attempt at the task (its blob, and its attempt number, which fences it:
+ * once another attempt owns the task, it can no longer be claimed, renewed or finished).
+ */
+export async function planPart(
   db: Queryable,
   plan: {
     taskId: string;
@@ -68,59 +83,66 @@ export async function planParts(
     snapshot: string;
     coordinator: string;
     taskAttempt: number;
-    boundaries: UserKey[];
+    part: number;
+    after: UserKey | undefined;
+    through: UserKey | undefined;
   },
-): Promise<number> {
-  const { taskId, blobName, snapshot, coordinator, taskAttempt, boundaries } = plan;
-  const after = [null, ...boundaries];
-  const through = [...boundaries, null];
+): Promise<void> {
+  const { after, through } = plan;
   await db.query(
     `INSERT INTO export_parts (task_id, part, blob_name, snapshot, coordinator, task_attempt,
                                after_at, after_id, through_at, through_id)
-     SELECT $1, r.n - 1, $2, $3, $4, $9, r.after_at::timestamptz, r.after_id::uuid, r.through_at::timestamptz, r.through_id::uuid
-       FROM unnest($5::text[], $6::text[], $7::text[], $8::text[])
-            WITH ORDINALITY AS r(after_at, after_id, through_at, through_id, n)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::uuid, $9::timestamptz, $10::uuid)`,
     [
-      taskId,
-      blobName,
-      snapshot,
-      coordinator,
-      after.map((k) => k?.at ?? null),
-      after.map((k) => k?.id ?? null),
-      through.map((k) => k?.at ?? null),
-      through.map((k) => k?.id ?? null),
-      taskAttempt,
+      plan.taskId,
+      plan.part,
+      plan.blobName,
+      plan.snapshot,
+      plan.coordinator,
+      plan.taskAttempt,
+      after?.at ?? null,
+      after?.id ?? null,
+      through?.at ?? null,
+      through?.id ?? null,
     ],
   );
-  return after.length;
 }
+
+/** The deployment's one lock around claims, so that two at once never both take the last reader. */
+const READERS_LOCK = "hashtext('export_part_readers')";
 
 /**
  * Claims a part of the plan (its blob) for `worker` until the lease ends: the given one, or with
  * none the first that is not done and that nobody holds (never claimed, or its lease ran out: its
  * worker died or stalled). Each claim is a new attempt; the earlier attempt's work no longer
- * counts. Nothing is claimed once the task has ended.
+ * counts. Nothing is claimed once the task has ended, nor while `readersMax` parts of the whole
+ * deployment (every project's: the cap guards the database they share) are held.
  */
 export async function claimPart(
-  db: Queryable,
-  claim: { blobName: string; part?: number; worker: string; leaseMs: number },
+  pool: Pool,
+  claim: { blobName: string; part?: number; worker: string; leaseMs: number; readersMax: number },
 ): Promise<ExportPart | undefined> {
-  const { rows } = await db.query<ExportPart>(
-    `UPDATE export_parts p
-        SET claimed_by = $3, lease_until = clock_timestamp() + $4 * interval '1 millisecond',
-            attempt = p.attempt + 1, processed = 0
-       FROM tasks t
-      WHERE t.id = p.task_id AND t.status = 'pending' AND t.attempt = p.task_attempt
-        AND (p.blob_name, p.part) = (
-          SELECT blob_name, part FROM export_parts
-           WHERE blob_name = $1 AND ($2::int IS NULL OR part = $2) AND block_ids IS NULL AND failure IS NULL
-             AND (lease_until IS NULL OR lease_until < clock_timestamp())
-           ORDER BY part LIMIT 1 FOR UPDATE SKIP LOCKED)
-      RETURNING p.task_id, p.part, p.blob_name, p.snapshot, p.after_at::text, p.after_id::text,
-                p.through_at::text, p.through_id::text, p.attempt, t.options, t.project_id`,
-    [claim.blobName, claim.part ?? null, claim.worker, claim.leaseMs],
-  );
-  return rows[0];
+  return withTransaction(pool, async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(${READERS_LOCK})`);
+    const { rows } = await tx.query<ExportPart>(
+      `UPDATE export_parts p
+          SET claimed_by = $3, lease_until = clock_timestamp() + $4 * interval '1 millisecond',
+              attempt = p.attempt + 1, processed = 0
+         FROM tasks t
+        WHERE t.id = p.task_id AND t.status = 'pending' AND t.attempt = p.task_attempt
+          AND (SELECT count(*) FROM export_parts
+                WHERE lease_until >= clock_timestamp() AND block_ids IS NULL AND failure IS NULL) < $5
+          AND (p.blob_name, p.part) = (
+            SELECT blob_name, part FROM export_parts
+             WHERE blob_name = $1 AND ($2::int IS NULL OR part = $2) AND block_ids IS NULL AND failure IS NULL
+               AND (lease_until IS NULL OR lease_until < clock_timestamp())
+             ORDER BY part LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING p.task_id, p.part, p.blob_name, p.snapshot, p.after_at::text, p.after_id::text,
+                  p.through_at::text, p.through_id::text, p.attempt, t.options, t.project_id`,
+      [claim.blobName, claim.part ?? null, claim.worker, claim.leaseMs, claim.readersMax],
+    );
+    return rows[0];
+  });
 }
 
 type Attempt = Pick<ExportPart, 'blob_name' | 'part' | 'attempt'>;
@@ -141,11 +163,15 @@ export async function renewPart(db: Queryable, attempt: Attempt, processed: numb
 }
 
 /** Records a part's staged blocks: it is done. False when the attempt no longer owned the part. */
-export async function finishPart(db: Queryable, attempt: Attempt, blockIds: string[], processed: number) {
+export async function finishPart(
+  db: Queryable,
+  attempt: Attempt,
+  staged: { readonly blockIds: string[]; readonly processed: number; readonly bytes: number },
+) {
   const { rowCount } = await db.query(
-    `UPDATE export_parts SET block_ids = $4, processed = $5, lease_until = NULL
+    `UPDATE export_parts SET block_ids = $4, processed = $5, bytes = $6, lease_until = NULL
       WHERE blob_name = $1 AND part = $2 AND attempt = $3 AND block_ids IS NULL`,
-    [attempt.blob_name, attempt.part, attempt.attempt, blockIds, processed],
+    [attempt.blob_name, attempt.part, attempt.attempt, staged.blockIds, staged.processed, staged.bytes],
   );
   return rowCount === 1;
 }
@@ -171,7 +197,7 @@ export async function failPart(db: Queryable, attempt: Attempt, failure: string)
 /** Every part of the plan, in order. */
 export async function partStates(db: Queryable, blobName: string): Promise<PartState[]> {
   const { rows } = await db.query<PartState>(
-    'SELECT part, processed, block_ids, failure FROM export_parts WHERE blob_name = $1 ORDER BY part',
+    'SELECT part, processed, block_ids, bytes::float8 AS bytes, failure FROM export_parts WHERE blob_name = $1 ORDER BY part',
     [blobName],
   );
   return rows;

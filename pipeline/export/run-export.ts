@@ -3,6 +3,7 @@ import type { BlobStorage } from '../blob/blob-storage.js';
 import type { FileDigest } from '../blob/file-digest.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
 import { attemptBlobName, type TaskFileNames, taskFileHeaders, taskFileName } from '../blob/task-files.js';
+import { nextRange } from '../db/export-parts.js';
 import { recordTaskBlob } from '../db/task-blobs.js';
 import { completeExport } from '../db/tasks/endings.js';
 import { setProgressTotal } from '../db/tasks/progress.js';
@@ -12,8 +13,8 @@ import { usersExported } from '../operator/metrics.js';
 import { taskProject } from '../projects/project-registry.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
-import { coordinateParts, type ExportDependencies } from './split-export.js';
-import { prepareSnapshot } from './user-rows.js';
+import { commitParts, type ExportDependencies, stageParts } from './split-export.js';
+import { exportedUsersSql, prepareSnapshot } from './user-rows.js';
 import { snapshotSettings, writeRecords } from './write-records.js';
 
 /**
@@ -62,6 +63,12 @@ interface ExportedFile {
   readonly snapshot: string;
 }
 
+/**
+ * Reads the records in one snapshot, held only while they are read: an export of one part's worth
+ * is written and digested as it is read; a larger one is staged in parts (split-export.ts), whose
+ * blocks are committed and digested after the snapshot ended. Nothing walks every user first: the
+ * first range's walk tells which of the two it is.
+ */
 async function writeExportFile(
   deps: ExportDependencies,
   storage: BlobStorage,
@@ -69,31 +76,39 @@ async function writeExportFile(
   options: ExportTaskOptions,
   names: TaskFileNames,
 ): Promise<ExportedFile> {
-  return withSnapshot(deps.pool, async (client) => {
+  const headers = taskFileHeaders(names.fileName, options.format, options.compression);
+  const read = await withSnapshot(deps.pool, async (client) => {
     const settings = snapshotSettings(options);
     if (settings.passwordHashes)
       run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
-    const total = await prepareSnapshot(client, run.task.project_id, settings);
+    await prepareSnapshot(client, run.task.project_id, settings);
     const snapshot = await currentSnapshot(client);
-    await setProgressTotal(deps.pool, run.task, total);
-    const { partUsers } = deps.config.export;
-    const headers = taskFileHeaders(names.fileName, options.format, options.compression);
-    let digest: FileDigest;
-    if (partUsers > 0 && total > partUsers) {
-      digest = await coordinateParts(deps, storage, client, run, settings, {
+    const first = await nextRange(
+      client,
+      exportedUsersSql(settings),
+      deps.config.export.partUsers,
+      undefined,
+    );
+    await setProgressTotal(deps.pool, run.task, first.through === undefined ? first.users : 0);
+    if (first.through !== undefined) {
+      const staged = await stageParts(deps, storage, client, run, settings, {
         blobName: names.blobName,
-        headers,
-        total,
+        first,
       });
-    } else {
-      ({ digest } = await writeRecords(client, settings, options, {
-        totpIssuer: (await taskProject(deps.projects, run.task.project_id)).publicOrigin,
-        header: true,
-        progress: (n) => run.progress(n),
-        signal: run.signal,
-        sink: (file) => storage.upload(names.blobName, file, headers, run.signal),
-      }));
+      return { snapshot, ...staged };
     }
-    return { records: total, digest, snapshot };
+    const { digest } = await writeRecords(client, settings, options, {
+      totpIssuer: (await taskProject(deps.projects, run.task.project_id)).publicOrigin,
+      header: true,
+      progress: (n) => run.progress(n),
+      signal: run.signal,
+      sink: (file) => storage.upload(names.blobName, file, headers, run.signal),
+    });
+    return { snapshot, records: first.users, digest };
   });
+  const digest =
+    'digest' in read
+      ? read.digest
+      : await commitParts(storage, run, { blobName: names.blobName, headers, blockIds: read.blockIds });
+  return { records: read.records, digest, snapshot: read.snapshot };
 }

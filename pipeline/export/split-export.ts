@@ -1,5 +1,10 @@
 import type { ExportTaskOptions } from '../../schemas/index.js';
-import type { BlobHeaders, BlobStorage } from '../blob/blob-storage.js';
+import {
+  assertFileFits,
+  type BlobHeaders,
+  type BlobStorage,
+  UPLOAD_BLOCK_BYTES,
+} from '../blob/blob-storage.js';
 import { digestOf, type FileDigest } from '../blob/file-digest.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { TakenTask, TaskBus } from '../bus/bus.js';
@@ -11,14 +16,17 @@ import {
   type ExportPart,
   failPart,
   finishPart,
-  partBoundaries,
+  nextRange,
+  type PartState,
   partStates,
-  planParts,
+  planPart,
   releasePart,
   renewPart,
   type UserKey,
+  type UserRange,
 } from '../db/export-parts.js';
 import type { Pool, PoolClient } from '../db/pool.js';
+import { setProgressTotal } from '../db/tasks/progress.js';
 import { withSnapshot } from '../db/transaction.js';
 import { AttemptLost, classifyFault, EngineError } from '../errors.js';
 import { keepBeating } from '../keep-alive.js';
@@ -30,14 +38,15 @@ import { exportTaskOptions } from '../tasks/task-options.js';
 import { exportedUsersSql, prepareSnapshot, type SnapshotSettings } from './user-rows.js';
 import { snapshotSettings, writeRecords } from './write-records.js';
 
-// A split export: the worker that took the task (the coordinator) holds the snapshot, cuts the
-// users into ranges and publishes a message per part; any worker of the consumer group (the
-// coordinator too) claims a part, reads its range under that snapshot and stages its blocks in
-// the task's blob; the coordinator commits the block list in part order. A worker that dies
-// mid-part stops renewing its lease, and the part is written again, whole, by the next claim; one
-// that stops (drains) gives its part back at once. A coordinator that dies or stops takes the
-// snapshot with it, and the task starts over in another worker; the parts of its attempt can no
-// longer be claimed or renewed.
+// A split export: the worker that took the task (the coordinator) holds the snapshot and plans
+// the users' ranges one at a time, each a part, publishing a message per part as it goes; any
+// worker of the consumer group (the coordinator too) claims a part, reads its range under that
+// snapshot and stages its blocks in the task's blob. The snapshot ends as soon as every part is
+// staged: the coordinator then commits the block list in part order and digests the file outside
+// it. A worker that dies mid-part stops renewing its lease, and the part is written again, whole,
+// by the next claim; one that stops (drains) gives its part back at once. A coordinator that dies
+// or stops takes the snapshot with it, and the task starts over in another worker; the parts of
+// its attempt can no longer be claimed or renewed.
 /** What an export's work stands on. */
 export interface ExportDependencies {
   readonly pool: Pool;
@@ -54,51 +63,101 @@ const PART_RENEW_MS = 500;
 /** How often the coordinator looks at the parts it is waiting for. */
 const PART_POLL_MS = 250;
 
+/** The parts planned so far, and whether the plan is whole (every user is in a part). */
+interface Plan {
+  parts: number;
+  users: number;
+  whole: boolean;
+  failure?: unknown;
+}
+
+/** A split export's staged file: its blocks in order, and how many users they hold. */
+export interface StagedParts {
+  readonly blockIds: string[];
+  readonly records: number;
+}
+
 /**
- * Writes the export prepared on `client` with `settings` (its `total` users) as parts, and commits
- * the file once every part is staged. Run by the coordinator, inside the snapshot's transaction,
- * which stays open until then.
+ * Writes the export prepared on `client` with `settings` as parts, the first ending where `first`
+ * does, and returns their blocks once every part is staged. Run by the coordinator, inside the
+ * snapshot's transaction, which the caller ends before committing the blocks (commitParts).
  */
-export async function coordinateParts(
+export async function stageParts(
   deps: ExportDependencies,
   storage: BlobStorage,
   client: PoolClient,
   run: TaskRun,
   settings: SnapshotSettings,
-  file: { readonly blobName: string; readonly headers: BlobHeaders; readonly total: number },
-): Promise<FileDigest> {
+  file: { readonly blobName: string; readonly first: UserRange },
+): Promise<StagedParts> {
   const taskId = run.task.id;
   const { rows } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
-  const users = exportedUsersSql(settings);
-  const boundaries = await partBoundaries(client, users, deps.config.export.partUsers, file.total);
-  const parts = await planParts(deps.pool, {
-    taskId,
-    blobName: file.blobName,
-    snapshot: rows[0]?.id as string,
-    coordinator: WORKER,
-    taskAttempt: run.task.attempt,
-    boundaries,
+  const snapshot = rows[0]?.id as string;
+  const plan: Plan = { parts: 0, users: 0, whole: false };
+  const addPart = async (after: UserKey | undefined, range: UserRange) => {
+    const part = plan.parts;
+    await planPart(deps.pool, {
+      taskId,
+      blobName: file.blobName,
+      snapshot,
+      coordinator: WORKER,
+      taskAttempt: run.task.attempt,
+      part,
+      after,
+      through: range.through,
+    });
+    plan.parts += 1;
+    plan.users += range.users;
+    // Helpers are welcome, not needed: the coordinator writes every part nobody else takes.
+    await deps.bus.publish(exportPartMessage(taskId, file.blobName, part)).catch((err: unknown) => {
+      run.log.warn({ err, part }, 'export part message not published; the coordinator writes it');
+    });
+  };
+  await addPart(undefined, file.first);
+  // The rest of the plan is walked on the snapshot's own connection while the first parts are
+  // written; the progress's total is known once it is whole.
+  const stopped = new AbortController();
+  const planning = (async () => {
+    const users = exportedUsersSql(settings);
+    for (let after = file.first.through; after !== undefined && !stopped.signal.aborted; ) {
+      const range = await nextRange(client, users, deps.config.export.partUsers, after);
+      await addPart(after, range);
+      after = range.through;
+    }
+    if (stopped.signal.aborted) return;
+    await setProgressTotal(deps.pool, run.task, plan.users, { keepProcessed: true });
+    plan.whole = true;
+    run.log.info({ parts: plan.parts, users: plan.users }, 'export split into parts');
+  })().catch((err: unknown) => {
+    plan.failure = err;
   });
-  run.log.info({ parts }, 'export split into parts');
   // The users the parts have written so far are the export's progress; a missed look is retried.
   const progress = keepBeating(async () => {
     const states = await partStates(deps.pool, file.blobName);
     run.progress(states.reduce((sum, s) => sum + s.processed, 0));
   }, PART_RENEW_MS);
   try {
-    // Helpers are welcome, not needed: the coordinator writes every part nobody else takes.
-    for (let part = 0; part < parts; part++)
-      await deps.bus.publish(exportPartMessage(taskId, file.blobName, part)).catch((err: unknown) => {
-        run.log.warn({ err, part }, 'export part message not published; the coordinator writes it');
-      });
-    const blockIds = await workUntilStaged(deps, storage, run, file.blobName);
-    await storage.commitBlocks(file.blobName, blockIds, file.headers);
-    // Parts were written by several workers: the whole file is digested once, read back.
-    return await digestOf(await storage.read(file.blobName, run.signal), run.advanced);
+    const blockIds = await workUntilStaged(deps, storage, run, file.blobName, plan);
+    return { blockIds, records: plan.users };
   } finally {
+    stopped.abort();
     progress.stop();
+    await planning; // the snapshot's connection is free again before its transaction ends
     await deleteParts(deps.pool, file.blobName).catch(() => {});
   }
+}
+
+/**
+ * Commits a split export's staged blocks as its file and digests it, read back once: run after
+ * the snapshot ended, since several workers wrote the parts.
+ */
+export async function commitParts(
+  storage: BlobStorage,
+  run: TaskRun,
+  file: { readonly blobName: string; readonly headers: BlobHeaders; readonly blockIds: string[] },
+): Promise<FileDigest> {
+  await storage.commitBlocks(file.blobName, file.blockIds, file.headers);
+  return digestOf(await storage.read(file.blobName, run.signal), run.advanced);
 }
 
 /** Writes parts until none is left to claim, then waits for the others'; the blocks in order. */
@@ -107,14 +166,17 @@ async function workUntilStaged(
   storage: BlobStorage,
   run: TaskRun,
   blobName: string,
+  plan: Plan,
 ): Promise<string[]> {
   const options = exportTaskOptions(run.task.options);
   for (;;) {
     run.signal.throwIfAborted();
+    if (plan.failure !== undefined) throw plan.failure;
     const claimed = await claimPart(deps.pool, {
       blobName,
       worker: WORKER,
       leaseMs: PART_LEASE_MS,
+      readersMax: deps.config.export.partReadersMax,
     });
     if (claimed) {
       // A part given back for a fault that may pass is claimed again after a pause.
@@ -129,9 +191,27 @@ async function workUntilStaged(
         'ExportPartFailed',
         `export part ${failed.part} could not be written (${failed.failure})`,
       );
-    if (states.every((s) => s.block_ids !== null)) return states.flatMap((s) => s.block_ids ?? []);
+    if (plan.whole) {
+      assertFileFits(projectedBlocks(states, plan));
+      if (states.length === plan.parts && states.every((s) => s.block_ids !== null))
+        return states.flatMap((s) => s.block_ids ?? []);
+    }
     await pause();
   }
+}
+
+/**
+ * The blocks the whole file will need, projected from the parts staged so far: their blocks, the
+ * rest's users at the staged parts' bytes per user, and one partly filled block per part left.
+ */
+export function projectedBlocks(states: readonly PartState[], plan: Pick<Plan, 'parts' | 'users'>): number {
+  const staged = states.filter((s) => s.block_ids !== null);
+  const users = staged.reduce((sum, s) => sum + s.processed, 0);
+  if (users === 0) return 0;
+  const bytes = staged.reduce((sum, s) => sum + (s.bytes ?? 0), 0);
+  const blocks = staged.reduce((sum, s) => sum + (s.block_ids?.length ?? 0), 0);
+  const left = plan.users - users;
+  return blocks + Math.ceil((left * bytes) / users / UPLOAD_BLOCK_BYTES) + (plan.parts - staged.length);
 }
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, PART_POLL_MS));
@@ -147,9 +227,15 @@ export async function takeExportPart(
 ): Promise<TakenTask | undefined> {
   if (draining.aborted) throw new TaskStop('draining'); // not taken: the message comes again
   const storage = requireExportStorage(deps.blobs);
-  const claimed = await claimPart(deps.pool, { blobName, part, worker: WORKER, leaseMs: PART_LEASE_MS });
+  const claimed = await claimPart(deps.pool, {
+    blobName,
+    part,
+    worker: WORKER,
+    leaseMs: PART_LEASE_MS,
+    readersMax: deps.config.export.partReadersMax,
+  });
   if (!claimed) {
-    log.debug({ blob: blobName, part }, 'export part already taken');
+    log.debug({ blob: blobName, part }, 'export part already taken, or every part reader busy');
     return undefined;
   }
   const started = Date.now();
@@ -186,7 +272,7 @@ async function writePart(
       lost.abort(new AttemptLost('the part was taken over, or its export ended'));
   }, PART_RENEW_MS);
   try {
-    const blockIds = await withSnapshot(
+    const staged = await withSnapshot(
       deps.pool,
       async (client) => {
         const settings: SnapshotSettings = {
@@ -198,18 +284,18 @@ async function writePart(
         };
         await prepareSnapshot(client, part.project_id, settings);
         const project = await taskProject(deps.projects, part.project_id);
-        const { value: ids } = await writeRecords(client, settings, options, {
+        const { value: blockIds, digest } = await writeRecords(client, settings, options, {
           totpIssuer: project.publicOrigin,
           header: part.part === 0,
           progress: (n) => (processed = n),
           signal,
           sink: (file) => storage.stageBlocks(part.blob_name, file, blockPrefix(part), signal),
         });
-        return ids;
+        return { blockIds, processed, bytes: digest.bytes };
       },
       { snapshot: part.snapshot },
     );
-    return (await finishPart(deps.pool, part, blockIds, processed)) ? 'staged' : 'lost';
+    return (await finishPart(deps.pool, part, staged)) ? 'staged' : 'lost';
   } catch (err) {
     if (lost.signal.aborted) return 'lost';
     const fault = classifyFault(err);

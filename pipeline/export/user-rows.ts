@@ -38,7 +38,7 @@ export interface SnapshotSettings {
 
 /**
  * Prepares the export's snapshot transaction (withSnapshot; a part's runs under the coordinator's
- * snapshot) and counts the users of the project it will write. The project, the filters and the part's range become settings
+ * snapshot). The project, the filters and the part's range become settings
  * of the transaction, which the records statement reads (COPY takes no parameters). The planner is kept to plans that stream in user
  * order: no hash or merge join, no full sort (which would read and sort every row before the
  * first one reaches the file, and spill to disk to do it; but with `updated_since`, whose users the
@@ -50,7 +50,7 @@ export async function prepareSnapshot(
   client: PoolClient,
   project: string,
   settings: SnapshotSettings = {},
-): Promise<number> {
+): Promise<void> {
   const { filters = {}, part } = settings;
   await client.query(
     `SELECT set_config('export.project', $8, true),
@@ -74,10 +74,6 @@ export async function prepareSnapshot(
       filters.updated_since === undefined ? 'off' : 'on',
     ],
   );
-  const { rows } = await client.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM users u WHERE ${exportedUsersSql(settings)}`,
-  );
-  return rows[0]?.n ?? 0;
 }
 
 /** The users `settings` keep, as a condition on `users u` (the values: the transaction's settings). */

@@ -2,12 +2,20 @@ import { AttemptLost } from '../../errors.js';
 import type { PoolClient, Queryable } from '../pool.js';
 import type { TaskAttempt } from './leases.js';
 
-/** Sets the number of users an export will write. */
-export async function setProgressTotal(db: Queryable, attempt: TaskAttempt, total: number): Promise<void> {
+/**
+ * Sets the number of users an export will write, and starts its count of written ones again
+ * (`keepProcessed`: a split export learns its total while its parts are already being written).
+ */
+export async function setProgressTotal(
+  db: Queryable,
+  attempt: TaskAttempt,
+  total: number,
+  { keepProcessed = false }: { readonly keepProcessed?: boolean } = {},
+): Promise<void> {
   const { rowCount } = await db.query(
-    `UPDATE tasks SET progress_total = $4, progress_processed = 0
+    `UPDATE tasks SET progress_total = $4, progress_processed = CASE WHEN $5 THEN progress_processed ELSE 0 END
       WHERE id = $1 AND status = 'pending' AND attempt = $2 AND owner = $3`,
-    [attempt.id, attempt.attempt, attempt.owner, total],
+    [attempt.id, attempt.attempt, attempt.owner, total, keepProcessed],
   );
   if (rowCount !== 1) throw new AttemptLost(`task ${attempt.id} is no longer this attempt's`);
 }

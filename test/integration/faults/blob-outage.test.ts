@@ -112,13 +112,14 @@ describe('blob store outage during an export', function () {
         );
       return (rows[0]?.n ?? 0) > 0;
     };
-    // The store stops as soon as the parts are planned, before the first is staged: a split export
-    // can be done before its progress is first written.
+    // The store stops as soon as the parts are planned (one at a time, while the first is
+    // written), before they are staged: a split export can be done before its progress is first
+    // written.
     const split = async (id: string) => {
       const parts = await eventually(
         async () =>
           (await service.db().query('SELECT part FROM export_parts WHERE task_id = $1', [id])).rows.length,
-        (n) => n > 0,
+        (n) => n >= 3,
         60,
         5,
       );
