@@ -75,6 +75,7 @@ search-reindex: install
 
 services: install
 	scripts/services/postgres.sh start
+	scripts/services/postgres.sh standby
 	scripts/services/kafka.sh start
 	scripts/services/azurite.sh start
 	scripts/services/clickhouse.sh start
@@ -104,7 +105,8 @@ test-unit: install
 # Every test under c8: it prints the coverage of api/, pipeline/, schemas/, records/ and cli/ and fails
 # under the thresholds of .c8rc.json (lines, statements, branches and functions). The table per file goes to .coverage/coverage.txt, so that the output ends
 # with the failing tests, if any, and the summary.
-TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
+TEST_ENV = TEST_DATABASE_URL="$(TEST_PG_URL)" TEST_DATABASE_READ_URL="$$(scripts/services/postgres.sh standby-url)" \
+	  TEST_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
 	  TEST_KAFKA_CLUSTER_BROKERS="$$(scripts/services/kafka-cluster.sh brokers)" \
 	  TEST_KAFKA_SASL_BROKERS="$$(scripts/services/kafka.sh sasl-brokers)" \
 	  TEST_KAFKA_TLS_BROKERS="$$(scripts/services/kafka.sh tls-brokers)" \

@@ -88,6 +88,8 @@ export interface ServiceConfig {
   readonly port: number;
   /** Absent: the embedded Postgres under `dataDir` is started. */
   readonly databaseUrl: string | undefined;
+  /** A hot standby of databaseUrl: exports read it once it has replayed past their request. */
+  readonly databaseReadUrl: string | undefined;
   readonly dataDir: string;
   /** Port of the embedded Postgres (used only when databaseUrl is absent). */
   readonly embeddedPostgresPort: number;
@@ -206,6 +208,8 @@ export interface ExportConfig {
   readonly partUsers: number;
   /** Parts being read at once in the whole deployment: the rest wait, so exports never starve lookups. */
   readonly partReadersMax: number;
+  /** How long an export waits for the standby (databaseReadUrl) to replay past its request. */
+  readonly standbyWaitSeconds: number;
   readonly rateLimit: { readonly count: number; readonly periodSeconds: number };
 }
 
@@ -217,6 +221,7 @@ export type BlobStorageConfig =
 const ENV_KEYS = {
   PORT: 'port',
   DATABASE_URL: 'database_url',
+  DATABASE_READ_URL: 'database_read_url',
   DATA_DIR: 'data_dir',
   EMBEDDED_POSTGRES_PORT: 'embedded_postgres_port',
   TRUST_PROXY: 'trust_proxy',
@@ -281,6 +286,7 @@ const ENV_KEYS = {
   EXPORT_MAX_CONCURRENT: 'export_max_concurrent',
   EXPORT_PART_USERS: 'export_part_users',
   EXPORT_PART_READERS_MAX: 'export_part_readers_max',
+  EXPORT_STANDBY_WAIT_SECONDS: 'export_standby_wait_seconds',
   EXPORT_RATE_LIMIT: 'export_rate_limit',
   EXPORT_RATE_LIMIT_PERIOD_SECONDS: 'export_rate_limit_period_seconds',
   WEBHOOK_TIMEOUT_MS: 'webhook_timeout_ms',
@@ -516,6 +522,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
   return {
     port: doc.port,
     databaseUrl: doc.database_url,
+    databaseReadUrl: doc.database_read_url,
     dataDir: path.resolve(doc.data_dir),
     embeddedPostgresPort: doc.embedded_postgres_port,
     trustProxy: doc.trust_proxy,
@@ -584,6 +591,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
       maxConcurrent: doc.export_max_concurrent,
       partUsers: doc.export_part_users,
       partReadersMax: doc.export_part_readers_max,
+      standbyWaitSeconds: doc.export_standby_wait_seconds,
       timeLimitSeconds: doc.export_time_limit_seconds,
       rateLimit: { count: doc.export_rate_limit, periodSeconds: doc.export_rate_limit_period_seconds },
     },

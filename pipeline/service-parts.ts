@@ -4,7 +4,7 @@ import type { TaskBus } from './bus/bus.js';
 import { createBus } from './bus/create-bus.js';
 import { startChangePublications } from './changes/publish-changes.js';
 import { projectFromDocument, type ServiceConfig } from './config.js';
-import { openDatabase } from './db/open-database.js';
+import { openDatabase, openReadPool } from './db/open-database.js';
 import { createPool, type Pool } from './db/pool.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
@@ -95,7 +95,9 @@ export async function startPipelineParts(
     searchOf: index.searchOf,
   };
   if (workers) {
-    const workers = pipelineWorkers({ ...parts, config, log });
+    const reads = openReadPool(config, log, config.workerConcurrency);
+    if (reads) started('standby connections', () => reads.end());
+    const workers = pipelineWorkers({ ...parts, reads, config, log });
     // Stopped before the bus and the upkeep (a released task is offered again by the relay), and
     // also when the process is told to stop while they start.
     started('workers', () => workers.stop());

@@ -17,6 +17,8 @@ import type { SecretBox } from './tasks/task-secrets.js';
 export interface WorkerDependencies {
   readonly config: ServiceConfig;
   readonly pool: Pool;
+  /** A hot standby the exports read (DATABASE_READ_URL); undefined without one. */
+  readonly reads?: Pool | undefined;
   readonly bus: TaskBus;
   /** The export files' storage; undefined when export is disabled. */
   readonly blobs: BlobStorage | undefined;
@@ -60,6 +62,7 @@ export interface Workers {
 export function pipelineWorkers({
   config,
   pool,
+  reads,
   bus,
   blobs,
   secrets,
@@ -78,7 +81,7 @@ export function pipelineWorkers({
     return taken;
   };
   const runner = taskRunner(pool, config, log, draining.signal);
-  const exportDeps = { pool, blobs, bus, config, projects };
+  const exportDeps = { pool, reads, blobs, bus, config, projects };
   const handlers: Record<TaskKind, TaskHandler> = {
     import: async (message) => {
       // A part of a split file import is not a task of its own: it is leased in its part's row.

@@ -32,10 +32,14 @@ export const configSchema = {
     tls_key_file: ['tls_cert_file'],
     // The search index is fed through the `user-changes` topic.
     clickhouse_url: ['kafka_brokers'],
+    // A standby of the configured database; the embedded one has none.
+    database_read_url: ['database_url'],
   },
   properties: {
     port: { type: 'integer', minimum: 1, maximum: 65535, default: 3000 },
     database_url: { type: 'string', minLength: 1 },
+    // A hot standby of DATABASE_URL that exports read once it has replayed past their request.
+    database_read_url: { type: 'string', minLength: 1 },
     data_dir: { type: 'string', minLength: 1, default: '.data' },
     embedded_postgres_port: { type: 'integer', minimum: 1, maximum: 65535, default: 5433 },
     trust_proxy: { type: 'boolean', default: false },
@@ -173,6 +177,9 @@ export const configSchema = {
     // Parts of split exports read at once in the whole deployment; a worker claims a part only
     // while fewer are being read, so exports cannot take every connection and core from lookups.
     export_part_readers_max: { type: 'integer', minimum: 1, default: 8 },
+    // How long an export waits for the standby to replay past its request before it reads the
+    // primary instead.
+    export_standby_wait_seconds: { type: 'integer', minimum: 0, default: 60 },
     // The UserExport token bucket: this many exports per period, refilled evenly.
     export_rate_limit: { type: 'integer', minimum: 1, default: 24 },
     export_rate_limit_period_seconds: { type: 'integer', minimum: 1, default: 86400 },

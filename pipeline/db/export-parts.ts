@@ -26,6 +26,8 @@ export interface ExportPart {
   readonly options: Record<string, unknown>;
   /** The export task's project: the part reads only its users. */
   readonly project_id: string;
+  /** The snapshot lives on the standby (DATABASE_READ_URL), not the primary. */
+  readonly on_standby: boolean;
 }
 
 /** How far every part of a task has come. */
@@ -84,6 +86,7 @@ export async function planPart(
     coordinator: string;
     taskAttempt: number;
     part: number;
+    onStandby: boolean;
     after: UserKey | undefined;
     through: UserKey | undefined;
   },
@@ -91,8 +94,8 @@ export async function planPart(
   const { after, through } = plan;
   await db.query(
     `INSERT INTO export_parts (task_id, part, blob_name, snapshot, coordinator, task_attempt,
-                               after_at, after_id, through_at, through_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::uuid, $9::timestamptz, $10::uuid)`,
+                               after_at, after_id, through_at, through_id, on_standby)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::uuid, $9::timestamptz, $10::uuid, $11)`,
     [
       plan.taskId,
       plan.part,
@@ -104,6 +107,7 @@ export async function planPart(
       after?.id ?? null,
       through?.at ?? null,
       through?.id ?? null,
+      plan.onStandby,
     ],
   );
 }
@@ -120,7 +124,15 @@ const READERS_LOCK = "hashtext('export_part_readers')";
  */
 export async function claimPart(
   pool: Pool,
-  claim: { blobName: string; part?: number; worker: string; leaseMs: number; readersMax: number },
+  claim: {
+    blobName: string;
+    part?: number;
+    worker: string;
+    leaseMs: number;
+    readersMax: number;
+    /** The claimer reads the standby too: it may take a part whose snapshot lives there. */
+    standby: boolean;
+  },
 ): Promise<ExportPart | undefined> {
   return withTransaction(pool, async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(${READERS_LOCK})`);
@@ -135,11 +147,11 @@ export async function claimPart(
           AND (p.blob_name, p.part) = (
             SELECT blob_name, part FROM export_parts
              WHERE blob_name = $1 AND ($2::int IS NULL OR part = $2) AND block_ids IS NULL AND failure IS NULL
-               AND (lease_until IS NULL OR lease_until < clock_timestamp())
+               AND (lease_until IS NULL OR lease_until < clock_timestamp()) AND ($6 OR NOT on_standby)
              ORDER BY part LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING p.task_id, p.part, p.blob_name, p.snapshot, p.after_at::text, p.after_id::text,
-                  p.through_at::text, p.through_id::text, p.attempt, t.options, t.project_id`,
-      [claim.blobName, claim.part ?? null, claim.worker, claim.leaseMs, claim.readersMax],
+                  p.through_at::text, p.through_id::text, p.attempt, t.options, t.project_id, p.on_standby`,
+      [claim.blobName, claim.part ?? null, claim.worker, claim.leaseMs, claim.readersMax, claim.standby],
     );
     return rows[0];
   });

@@ -78,3 +78,21 @@ async function allowedConnections(pool: Pool): Promise<number> {
   );
   return rows[0]?.allowed ?? Number.POSITIVE_INFINITY;
 }
+
+/**
+ * The pool of the standby exports read (DATABASE_READ_URL), for `concurrency` export slots: each
+ * holds a snapshot's connection and a part's. Undefined without a standby. It is opened lazily,
+ * so that a standby down at start only sends the exports to the primary (read-source.ts).
+ */
+export function openReadPool(config: ServiceConfig, log: Logger, concurrency: number): Pool | undefined {
+  if (!config.databaseReadUrl) return undefined;
+  return createPool({
+    connectionString: config.databaseReadUrl,
+    max: 2 * concurrency,
+    keepaliveSeconds: config.databaseKeepaliveSeconds,
+    statementTimeoutMs: config.databaseTimeouts.statementMs,
+    idleInTransactionTimeoutMs: config.databaseTimeouts.idleInTransactionMs,
+    onConnectionError: (err) =>
+      log.warn({ code: sqlState(err), message: err.message }, 'standby connection lost'),
+  });
+}

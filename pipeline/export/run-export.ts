@@ -13,6 +13,7 @@ import { usersExported } from '../operator/metrics.js';
 import { taskProject } from '../projects/project-registry.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
+import { exportReadSource } from './read-source.js';
 import { commitParts, type ExportDependencies, stageParts } from './split-export.js';
 import { exportedUsersSql, prepareSnapshot } from './user-rows.js';
 import { snapshotSettings, writeRecords } from './write-records.js';
@@ -77,7 +78,8 @@ async function writeExportFile(
   names: TaskFileNames,
 ): Promise<ExportedFile> {
   const headers = taskFileHeaders(names.fileName, options.format, options.compression);
-  const read = await withSnapshot(deps.pool, async (client) => {
+  const source = await exportReadSource(deps, run);
+  const read = await withSnapshot(source.pool, async (client) => {
     const settings = snapshotSettings(options);
     if (settings.passwordHashes)
       run.log.warn({ include_password_hashes: true }, 'the export file holds password hashes');
@@ -94,6 +96,7 @@ async function writeExportFile(
       const staged = await stageParts(deps, storage, client, run, settings, {
         blobName: names.blobName,
         first,
+        onStandby: source.onStandby,
       });
       return { snapshot, ...staged };
     }

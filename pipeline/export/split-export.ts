@@ -50,6 +50,8 @@ import { snapshotSettings, writeRecords } from './write-records.js';
 /** What an export's work stands on. */
 export interface ExportDependencies {
   readonly pool: Pool;
+  /** A hot standby exports read once it has replayed past their request (read-source.ts). */
+  readonly reads?: Pool | undefined;
   readonly blobs: BlobStorage | undefined;
   readonly bus: TaskBus;
   readonly config: ServiceConfig;
@@ -88,7 +90,7 @@ export async function stageParts(
   client: PoolClient,
   run: TaskRun,
   settings: SnapshotSettings,
-  file: { readonly blobName: string; readonly first: UserRange },
+  file: { readonly blobName: string; readonly first: UserRange; readonly onStandby: boolean },
 ): Promise<StagedParts> {
   const taskId = run.task.id;
   const { rows } = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
@@ -103,6 +105,7 @@ export async function stageParts(
       coordinator: WORKER,
       taskAttempt: run.task.attempt,
       part,
+      onStandby: file.onStandby,
       after,
       through: range.through,
     });
@@ -177,6 +180,7 @@ async function workUntilStaged(
       worker: WORKER,
       leaseMs: PART_LEASE_MS,
       readersMax: deps.config.export.partReadersMax,
+      standby: deps.reads !== undefined,
     });
     if (claimed) {
       // A part given back for a fault that may pass is claimed again after a pause.
@@ -233,6 +237,7 @@ export async function takeExportPart(
     worker: WORKER,
     leaseMs: PART_LEASE_MS,
     readersMax: deps.config.export.partReadersMax,
+    standby: deps.reads !== undefined,
   });
   if (!claimed) {
     log.debug({ blob: blobName, part }, 'export part already taken, or every part reader busy');
@@ -272,8 +277,9 @@ async function writePart(
       lost.abort(new AttemptLost('the part was taken over, or its export ended'));
   }, PART_RENEW_MS);
   try {
+    // A part is read where its coordinator's snapshot lives (claimed only where it can be).
     const staged = await withSnapshot(
-      deps.pool,
+      (part.on_standby ? deps.reads : undefined) ?? deps.pool,
       async (client) => {
         const settings: SnapshotSettings = {
           ...snapshotSettings(options),

@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { to as copyTo } from 'pg-copy-streams';
 import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
+import { projectPrefix } from '../../pipeline/blob/task-files.js';
 import { kafkaBus } from '../../pipeline/bus/kafka.js';
 import { exportMessage } from '../../pipeline/bus/task-message.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
@@ -202,7 +203,12 @@ async function exportOnce(
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
     await bus.publish({ task_id: id, kind: 'export', body: exportMessage(id) });
     const polling = new AbortController(); // a failed export must not leave the poll running
-    const firstBlock = firstBlockSeconds(blobs, `default-${id}`, elapsed, polling.signal);
+    const firstBlock = firstBlockSeconds(
+      blobs,
+      `${projectPrefix('default')}default-${id}`,
+      elapsed,
+      polling.signal,
+    );
     const snapshot = snapshotHeld(db, polling.signal);
     const { fileName, completedAt } = await completion(db, id).finally(() => polling.abort());
     const seconds = (completedAt.getTime() - startedAt) / 1000;
@@ -248,14 +254,18 @@ async function firstBlockSeconds(
  * the file). Their difference is what else the export does while holding its snapshot.
  */
 async function snapshotHeld(db: Pool, signal: AbortSignal): Promise<SnapshotHeld> {
-  type Seen = { pid: number; xact_start: Date; query_start: Date; now: Date };
+  // Times as seconds since the epoch (microseconds kept: a Date would lose them, and the
+  // transaction would no longer be found by its start).
+  type Seen = { pid: number; xact_start: string; began: number; query_start: number; now: number };
   let watched: Seen | undefined;
-  let lastSeen: Date | undefined;
+  let lastSeen: number | undefined;
   while (!signal.aborted) {
     const { rows } = await db.query<Seen & { seen: boolean }>(
-      `SELECT pid, xact_start, query_start, clock_timestamp() AS now FROM pg_stat_activity
+      `SELECT pid, xact_start::text, extract(epoch FROM xact_start)::float8 AS began,
+              extract(epoch FROM query_start)::float8 AS query_start, extract(epoch FROM clock_timestamp())::float8 AS now
+         FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'COPY (%'
-          AND ($1::int IS NULL OR (pid = $1 AND xact_start = $2))
+          AND ($1::int IS NULL OR (pid = $1 AND xact_start::text = $2))
         ORDER BY query_start LIMIT 1`,
       [watched?.pid ?? null, watched?.xact_start ?? null],
     );
@@ -266,10 +276,7 @@ async function snapshotHeld(db: Pool, signal: AbortSignal): Promise<SnapshotHeld
     await sleep(10);
   }
   if (!watched || !lastSeen) return { heldSeconds: 0, readingSeconds: 0 };
-  return {
-    heldSeconds: (lastSeen.getTime() - watched.xact_start.getTime()) / 1000,
-    readingSeconds: (lastSeen.getTime() - watched.query_start.getTime()) / 1000,
-  };
+  return { heldSeconds: lastSeen - watched.began, readingSeconds: lastSeen - watched.query_start };
 }
 
 /** Users/s of reading every table the export reads, flat: `COPY <table> TO STDOUT` of each in turn. */

@@ -8,6 +8,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir="$root/.services/postgres"
 port="${PG_PORT:-54329}"
+# A hot standby of that server, streaming its WAL: exports read it when DATABASE_READ_URL names it.
+standby_dir="$root/.services/postgres-standby"
+standby_port="${PG_STANDBY_PORT:-54330}"
 
 find_bin() {
   local d
@@ -56,8 +59,40 @@ case "${1:-start}" in
     fi
     echo "postgres running on 127.0.0.1:$port ($bin)"
     ;;
+  standby)
+    # Needs the server running. A standby that does not start (its server was made anew) is made
+    # again from a base backup; one that starts follows its server from where it stopped.
+    if as_pg "$bin/pg_ctl" -D "$standby_dir/data" status >/dev/null 2>&1; then
+      echo "postgres standby already running on port $standby_port"
+      exit 0
+    fi
+    mkdir -p "$standby_dir"
+    if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$standby_dir"; fi
+    # Replay waits for a long export's statements rather than cancelling them (the settings
+    # docs/running-on-many-machines.md gives an export standby).
+    start_standby() {
+      as_pg "$bin/pg_ctl" -D "$standby_dir/data" -l "$standby_dir/server.log" -w -t 120 start -o \
+        "-p $standby_port -k $standby_dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c shared_buffers=512MB -c hot_standby=on -c max_standby_streaming_delay=-1" >/dev/null
+    }
+    if [ -f "$standby_dir/data/standby.signal" ] && start_standby; then
+      echo "postgres standby running on 127.0.0.1:$standby_port"
+      exit 0
+    fi
+    rm -rf "$standby_dir/data"
+    as_pg "$bin/pg_basebackup" -h 127.0.0.1 -p "$port" -U postgres -D "$standby_dir/data" -R -X stream -c fast
+    if ! start_standby; then
+      tail -n 20 "$standby_dir/server.log" >&2
+      echo "postgres standby did not start (is another server on port $standby_port? set PG_STANDBY_PORT)" >&2
+      exit 1
+    fi
+    echo "postgres standby running on 127.0.0.1:$standby_port"
+    ;;
   stop)
+    as_pg "$bin/pg_ctl" -D "$standby_dir/data" -m fast -w stop >/dev/null 2>&1 || true
     as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    ;;
+  standby-url)
+    echo "postgres://postgres@127.0.0.1:$standby_port/postgres"
     ;;
   url)
     echo "postgres://postgres@127.0.0.1:$port/postgres"
@@ -72,7 +107,7 @@ case "${1:-start}" in
     echo "postgres://postgres@localhost:$port/postgres?host=$dir"
     ;;
   *)
-    echo "usage: $0 start|stop|url|socket-url|pg-dump ARGS" >&2
+    echo "usage: $0 start|standby|stop|url|standby-url|socket-url|pg-dump ARGS" >&2
     exit 2
     ;;
 esac

@@ -11,6 +11,15 @@ export function schemaUrl(schema: string): string {
   return url.toString();
 }
 
+/** The hot standby of that Postgres (`postgres.sh standby`), as a schema's URL like schemaUrl. */
+export function standbySchemaUrl(schema: string): string {
+  const base = process.env.TEST_DATABASE_READ_URL;
+  if (!base) throw new Error('TEST_DATABASE_READ_URL is not set');
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
+
 /** The real Postgres started by `make test`. */
 export function testDatabaseUrl(): string {
   const url = process.env.TEST_DATABASE_URL;

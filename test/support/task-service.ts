@@ -12,7 +12,7 @@ import {
   type TestKeys,
   testConfig,
 } from './admin-api.js';
-import { schemaUrl, useTestSchema } from './database.js';
+import { schemaUrl, standbySchemaUrl, useTestSchema } from './database.js';
 import { TEST_KAFKA_TOPICS, testKafkaBrokers, uniqueTopicPrefix } from './kafka.js';
 
 /** The parts of one describe block's service: schema, config, facade, bus, upkeep and workers. */
@@ -32,6 +32,8 @@ export interface TaskServiceOptions {
   readonly settings?: Record<string, unknown>;
   /** False: no workers run, so tasks stay pending (the upkeep still relays their messages). */
   readonly workers?: boolean;
+  /** True: exports read the test Postgres's hot standby (DATABASE_READ_URL). */
+  readonly standby?: boolean;
 }
 
 /**
@@ -65,6 +67,7 @@ export function useTaskService(
     const prefix = uniqueTopicPrefix();
     config = testConfig(keys, options.project ?? {}, {
       database_url: schemaUrl(db.schema),
+      ...(options.standby ? { database_read_url: standbySchemaUrl(db.schema) } : {}),
       migrate_on_start: false,
       ...(transport === 'kafka'
         ? {

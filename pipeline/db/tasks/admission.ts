@@ -71,8 +71,8 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<KeyedTas
   const { rows } = await db.query<KeyedTaskRow>(
     `WITH task AS (
        INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key,
-                          request_digest, requested_by)
-       VALUES ($1, $2, $3, $5, $6, $7, $8, $10, $9)
+                          request_digest, requested_by, requested_lsn)
+       VALUES ($1, $2, $3, $5, $6, $7, $8, $10, $9, pg_current_wal_lsn())
        ON CONFLICT (project_id, kind, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING ${TASK_COLUMNS}, request_digest),
      message AS (INSERT INTO task_outbox (task_id, kind, message) SELECT id, kind, $4 FROM task)
@@ -119,4 +119,16 @@ export async function countPendingImportRecords(db: Queryable, project: string):
     [project],
   );
   return Number(rows[0]?.n ?? 0);
+}
+
+/** The primary's WAL position when the task was asked for (none: asked for before it was kept). */
+export async function requestedLsn(
+  db: Queryable,
+  task: { readonly id: string; readonly project_id: string },
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ lsn: string | null }>(
+    'SELECT requested_lsn::text AS lsn FROM tasks WHERE id = $1 AND project_id = $2',
+    [task.id, task.project_id],
+  );
+  return rows[0]?.lsn ?? undefined;
 }

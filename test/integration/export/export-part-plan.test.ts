@@ -109,6 +109,7 @@ describe('export part plan', () => {
           coordinator: 'coordinator',
           taskAttempt: 1,
           part,
+          onStandby: false,
           after: undefined,
           through: undefined,
         });
@@ -116,7 +117,7 @@ describe('export part plan', () => {
     }
 
     const claim = (blob: string, worker: string, readersMax: number) =>
-      claimPart(db(), { blobName: blob, worker, leaseMs: 60_000, readersMax });
+      claimPart(db(), { blobName: blob, worker, leaseMs: 60_000, readersMax, standby: false });
 
     it('never holds more parts at once than the cap, across every export of the deployment', async () => {
       await plannedTask('cap-a', 12);

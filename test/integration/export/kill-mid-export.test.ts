@@ -15,6 +15,9 @@ import { killOnceStarted, runToCompletion, useWorkerProcesses } from '../../supp
 
 // Enough that writing them outlasts several heartbeats (500 ms each), so the kill lands mid-file.
 const USERS = TEST_SIZES.killedExportUsers;
+// Each line long enough that the file spans several upload blocks: the upload holds the records
+// back as it goes, rather than taking the whole file into its first block's buffer at once.
+const NAME_LENGTH = 200;
 
 /**
  * A worker killed with SIGKILL in the middle of an export leaves no file: the blob's blocks were
@@ -30,7 +33,7 @@ describe('export worker killed mid-export (kafka)', function () {
   const startWorker = () => spawnWorker(kafkaExportWorkerEnv(container, prefix));
 
   it('leaves no half file, and the next worker writes it whole', async () => {
-    await insertGeneratedUsers(db(), USERS);
+    await insertGeneratedUsers(db(), USERS, { nameLength: NAME_LENGTH });
     const keys = await makeTestKeys();
     const config = testConfig(
       keys,
@@ -48,7 +51,7 @@ describe('export worker killed mid-export (kafka)', function () {
       method: 'POST',
       url: '/_api/admin/users/export',
       token,
-      body: { format: 'csv', csv: { fields: [{ pointer: '/email' }] } },
+      body: { format: 'csv', csv: { fields: [{ pointer: '/email' }, { pointer: '/name' }] } },
     });
     expect(res.statusCode, res.body).to.equal(200);
     const { id } = JSON.parse(res.body) as { id: string };
@@ -66,9 +69,10 @@ describe('export worker killed mid-export (kafka)', function () {
     const file = await download((JSON.parse(status.body) as { download_url: string }).download_url);
     const lines = file.text.split('\n');
     expect(lines).to.have.length(USERS + 2); // header, one line per user, and the final line end
-    expect(lines[0]).to.equal('email');
-    expect(lines[1]).to.equal('user1@example.com');
-    expect(lines[USERS]).to.equal(`user${USERS}@example.com`);
+    const name = 'x'.repeat(NAME_LENGTH);
+    expect(lines[0]).to.equal('email,name');
+    expect(lines[1]).to.equal(`user1@example.com,${name}`);
+    expect(lines[USERS]).to.equal(`user${USERS}@example.com,${name}`);
     expect(lines[USERS + 1]).to.equal('');
   });
 });

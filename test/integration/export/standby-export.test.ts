@@ -1,0 +1,129 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { createPool, type Pool } from '../../../pipeline/db/pool.js';
+import { standbySchemaUrl } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
+import { download, type ExportService, useExportService } from '../../support/exports.js';
+import { insertGeneratedUsers } from '../../support/users.js';
+
+// DATABASE_READ_URL: exports read a hot standby of the database, but only once it has replayed
+// past the moment the export was asked for, so that the file holds every write acknowledged
+// before the request. The tests pause the real standby's replay to hold it behind.
+
+const USERS = 5_000;
+
+/** The standby's pool on the service's schema, opened and ended with the describe block. */
+function useStandby(service: ExportService): () => Pool {
+  let standby: Pool | undefined;
+  before(() => {
+    standby = createPool({ connectionString: standbySchemaUrl(service.db.schema), max: 2 });
+  });
+  after(async () => {
+    await standby?.query('SELECT pg_wal_replay_resume()');
+    await standby?.end();
+  });
+  return () => standby as Pool;
+}
+
+/** Runs `work` while the standby replays nothing, and lets it replay again whatever happens. */
+async function withReplayPaused<T>(standby: Pool, work: () => Promise<T>): Promise<T> {
+  await standby.query('SELECT pg_wal_replay_pause()');
+  try {
+    return await work();
+  } finally {
+    await standby.query('SELECT pg_wal_replay_resume()');
+  }
+}
+
+/** A user written on the primary and acknowledged; the sub of its record in a file. */
+async function writeLateUser(service: ExportService, email: string): Promise<string> {
+  const { rows } = await service
+    .db()
+    .query<{ id: string }>(
+      `INSERT INTO users (id, project_id, standard_attributes) VALUES (gen_random_uuid(), 'default', jsonb_build_object('email', $1::text)) RETURNING id`,
+      [email],
+    );
+  return rows[0]?.id as string;
+}
+
+/** The export's file: the subs of its records. */
+async function exportedSubs(status: Record<string, unknown>): Promise<string[]> {
+  const { text } = await download(status.download_url as string);
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => (JSON.parse(l) as { sub: string }).sub);
+}
+
+describe('exports on a hot standby (DATABASE_READ_URL)', function () {
+  this.timeout(120_000);
+  const service = useExportService('postgres', {
+    standby: true,
+    settings: { export_part_users: 2_000, export_standby_wait_seconds: 60 },
+  });
+  const standby = useStandby(service);
+
+  before(async () => {
+    await insertGeneratedUsers(service.db(), USERS);
+  });
+
+  /** Rows the standby's statements have read so far in this database, as its statistics have them. */
+  const standbyReads = async () => {
+    const { rows } = await standby().query<{ n: string }>(
+      `SELECT pg_stat_clear_snapshot(), tup_returned + tup_fetched AS n FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return Number(rows[0]?.n ?? 0);
+  };
+
+  it('waits until the standby has replayed past the request, then reads its users there, in parts', async () => {
+    const before = await standbyReads();
+    const { id, late } = await withReplayPaused(standby(), async () => {
+      const late = await writeLateUser(service, 'late@standby.test');
+      const res = await service.post({ format: 'ndjson' });
+      expect(res.statusCode, res.body).to.equal(200);
+      const { id } = JSON.parse(res.body) as { id: string };
+      // Held behind, the standby lacks the user; the export waits rather than read it without.
+      await sleep(1_500);
+      const { rows } = await standby().query('SELECT 1 FROM users WHERE id = $1', [late]);
+      expect(rows, 'the paused standby lacks the late user').to.have.length(0);
+      const { body } = await service.status(id);
+      expect(body.status, 'the export waits for the standby').to.equal('pending');
+      return { id, late };
+    });
+    const status = await service.waitForCompletion(id);
+    expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
+    const subs = await exportedSubs(status);
+    expect(subs, 'every user once').to.have.length(USERS + 1);
+    expect(new Set(subs).size).to.equal(USERS + 1);
+    expect(subs, 'the user written before the request').to.include(late);
+    // Its records were read there: the standby's statements read at least every user.
+    const read = await eventually(standbyReads, (n) => n - before >= USERS, 20);
+    expect(read - before, 'rows read on the standby').to.be.at.least(USERS);
+  });
+});
+
+describe('exports when the standby stays behind', function () {
+  this.timeout(120_000);
+  const service = useExportService('postgres', {
+    standby: true,
+    settings: { export_standby_wait_seconds: 1 },
+  });
+  const standby = useStandby(service);
+
+  before(async () => {
+    await insertGeneratedUsers(service.db(), 100);
+  });
+
+  it('reads the primary after its wait: the file still holds every write before the request', async () => {
+    await withReplayPaused(standby(), async () => {
+      const late = await writeLateUser(service, 'behind@standby.test');
+      const res = await service.post({ format: 'ndjson' });
+      expect(res.statusCode, res.body).to.equal(200);
+      const status = await service.waitForCompletion((JSON.parse(res.body) as { id: string }).id);
+      expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
+      const subs = await exportedSubs(status);
+      expect(subs).to.have.length(101);
+      expect(subs).to.include(late);
+    });
+  });
+});
