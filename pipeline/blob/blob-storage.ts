@@ -1,4 +1,4 @@
-import { type Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BlobSASPermissions,
@@ -15,21 +15,35 @@ const DISCARD_LOOKS = 4;
 const DISCARD_LOOK_MS = 1_000;
 
 /**
- * Blocks staged per request while uploading, and how many are in flight at once. A block blob holds
- * at most 50,000 blocks: blocks of 8 MiB let an export file reach 390 GiB (2 MiB stopped it at
- * 97.7 GiB, which an ndjson export of about 130M users passes).
+ * The sizes of staged blocks. A block blob holds at most 50,000 blocks. A part of a split export is
+ * large by design and stages blocks of 8 MiB: a file written in parts may reach 390 GiB. A file
+ * written whole starts with blocks of 2 MiB, which keep a worker's memory low for the files most
+ * exports are, and goes on in blocks of 8 MiB after its first 10,000 (20 GiB): it may reach 332 GiB.
  */
-export const UPLOAD_BLOCK_BYTES = 8 * 1024 * 1024;
+export const PART_BLOCK_BYTES = 8 * 1024 * 1024;
+const FIRST_BLOCK_BYTES = 2 * 1024 * 1024;
+const FIRST_BLOCKS = 10_000;
 export const MAX_BLOCKS = 50_000;
+/** Blocks on their way to the store at once, per upload. */
 const UPLOAD_CONCURRENCY = 2;
+
+/** How a stream is cut into blocks: a part's (large blocks throughout) or a whole file's. */
+export type BlockSizes = 'part' | 'file';
+
+function blockBytes(sizes: BlockSizes, block: number): number {
+  return sizes === 'file' && block < FIRST_BLOCKS ? FIRST_BLOCK_BYTES : PART_BLOCK_BYTES;
+}
 
 /** Refuses a file of more blocks than one blob holds, before Azure refuses its block list. */
 export function assertFileFits(blocks: number): void {
-  if (blocks > MAX_BLOCKS)
-    throw new EngineError(
-      'ExportFileTooLarge',
-      `the file needs ${blocks} blocks; one blob holds ${MAX_BLOCKS} blocks of ${UPLOAD_BLOCK_BYTES / 1024 / 1024} MiB`,
-    );
+  if (blocks > MAX_BLOCKS) throw tooLarge(blocks);
+}
+
+function tooLarge(blocks: number): EngineError {
+  return new EngineError(
+    'ExportFileTooLarge',
+    `the file needs ${blocks} blocks; one blob holds ${MAX_BLOCKS} blocks (390 GiB written in parts of ${PART_BLOCK_BYTES / 1024 / 1024} MiB blocks, 332 GiB written whole)`,
+  );
 }
 
 /** How many times a read whose connection broke midway is taken up again from where it broke. */
@@ -108,25 +122,23 @@ export class BlobStorage {
    * when the block list is committed at the end, so an upload cut short leaves no partial file.
    */
   async upload(name: string, source: Readable, headers: BlobHeaders, signal?: AbortSignal): Promise<void> {
-    await this.ensureContainer();
-    await this.container
-      .getBlockBlobClient(name)
-      .uploadStream(source.pipe(blockLimit(source)), UPLOAD_BLOCK_BYTES, UPLOAD_CONCURRENCY, {
-        blobHTTPHeaders: {
-          blobContentType: headers.contentType,
-          blobContentDisposition: headers.contentDisposition,
-        },
-        ...(signal ? { abortSignal: signal } : {}),
-      });
+    await this.commitBlocks(name, await this.stageBlocks(name, source, 'file', signal, 'file'), headers);
   }
 
   /**
    * Stages `source` as blocks of a block blob without committing them, and returns their ids in
    * order. Each id is `prefix` and the block's number, so that parts written by several workers
    * into one blob never share an id (Azure wants every id of a blob the same length: give
-   * prefixes of one length). Nothing is visible until commitBlocks names the blocks.
+   * prefixes of one length). Nothing is visible until commitBlocks names the blocks. A stream
+   * longer than one blob holds fails at the block past the limit.
    */
-  async stageBlocks(name: string, source: Readable, prefix: string, signal?: AbortSignal): Promise<string[]> {
+  async stageBlocks(
+    name: string,
+    source: Readable,
+    prefix: string,
+    signal?: AbortSignal,
+    sizes: BlockSizes = 'part',
+  ): Promise<string[]> {
     await this.ensureContainer();
     const blob = this.container.getBlockBlobClient(name);
     const ids: string[] = [];
@@ -144,19 +156,26 @@ export class BlobStorage {
       inFlight.add(staged);
       return staged;
     };
+    // A failure stops the source with itself, so that whoever produces it learns why, rather than
+    // of an abort by the loop's end.
+    const stop = (err: unknown): never => {
+      source.destroy(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    };
     let pending: Buffer[] = [];
     let size = 0;
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      pending.push(chunk);
-      size += chunk.length;
-      while (size >= UPLOAD_BLOCK_BYTES) {
-        assertFileFits(ids.length + 1);
+    for await (const chunk of source as AsyncIterable<Buffer | string>) {
+      const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk; // a stream of text
+      pending.push(data);
+      size += data.length;
+      for (let bytes = blockBytes(sizes, ids.length); size >= bytes; bytes = blockBytes(sizes, ids.length)) {
+        if (ids.length + 1 > MAX_BLOCKS) stop(tooLarge(ids.length + 1));
         const whole = Buffer.concat(pending);
-        pending = [whole.subarray(UPLOAD_BLOCK_BYTES)];
+        pending = [whole.subarray(bytes)];
         size = pending[0]?.length ?? 0;
         if (inFlight.size >= UPLOAD_CONCURRENCY) await Promise.race(inFlight);
-        if (failed !== undefined) throw failed;
-        void stage(whole.subarray(0, UPLOAD_BLOCK_BYTES));
+        if (failed !== undefined) stop(failed);
+        void stage(whole.subarray(0, bytes));
       }
     }
     if (size > 0) void stage(Buffer.concat(pending));
@@ -308,27 +327,4 @@ export class BlobStorage {
     }
     return names;
   }
-}
-
-/**
- * Passes `source` on until it reaches more bytes than one blob holds in blocks of
- * UPLOAD_BLOCK_BYTES, then fails (and stops `source`): the upload ends there, not at its commit.
- */
-function blockLimit(source: Readable): Transform {
-  let bytes = 0;
-  const limit = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      bytes += chunk.length;
-      try {
-        assertFileFits(Math.ceil(bytes / UPLOAD_BLOCK_BYTES));
-      } catch (err) {
-        source.destroy();
-        done(err as Error);
-        return;
-      }
-      done(null, chunk);
-    },
-  });
-  source.once('error', (err) => limit.destroy(err));
-  return limit;
 }

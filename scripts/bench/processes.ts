@@ -55,6 +55,9 @@ export function startProcess(
     entry
   ];
   const heap = cap ? [`--max-old-space-size=${cap}`] : [];
+  // The workers' young generation, bounded as `make pipeline` bounds it (PIPELINE_SEMI_SPACE_MB).
+  const semiSpace = process.env.PIPELINE_SEMI_SPACE_MB;
+  if (entry === 'pipeline/main.ts' && semiSpace) heap.push(`--max-semi-space-size=${semiSpace}`);
   return spawnUntilReady(entry, [...heap, compiled, ...args], { ...BENCH_SERVICE_ENV, ...env }, ready);
 }
 

@@ -36,14 +36,40 @@ bin=$(find_bin)
 if [ "$(id -u)" -eq 0 ]; then
   id postgres >/dev/null 2>&1 || useradd --system --user-group --no-create-home postgres
 fi
+prepare_dir() {
+  mkdir -p "$1"
+  if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$1"; fi
+}
+
+# start_server DIR PORT OPTIONS: a server of DIR/data on 127.0.0.1:PORT, throwaway settings.
+start_server() {
+  as_pg "$bin/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 120 start -o \
+    "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off $3" >/dev/null
+}
+
+fail() {
+  tail -n 20 "$1/server.log" >&2
+  echo "$2" >&2
+  exit 1
+}
+
+# Whether the standby receives the server's WAL (within 10 s of its start).
+streaming() {
+  local n
+  for n in $(seq 1 20); do
+    [ "$(as_pg "$bin/psql" -h 127.0.0.1 -p "$standby_port" -U postgres -Atc "SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming'" postgres 2>/dev/null)" = "1" ] && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
 case "${1:-start}" in
   start)
     if as_pg "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
       echo "postgres already running on port $port"
       exit 0
     fi
-    mkdir -p "$dir"
-    if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$dir"; fi
+    prepare_dir "$dir"
     if [ ! -f "$dir/data/PG_VERSION" ]; then
       as_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-locale >"$dir/initdb.log"
     fi
@@ -51,45 +77,40 @@ case "${1:-start}" in
     # 1.8 GB), twice (one project's, and a thousand projects'), as a production lookup database
     # holds its working set; memory is taken as touched. Commit times are kept so that the bench
     # can time a change from its commit to its event in the change feed.
-    if ! as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
-      "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=4GB -c track_commit_timestamp=on" >/dev/null; then
-      tail -n 20 "$dir/server.log" >&2
-      echo "postgres did not start (is another server on port $port? set PG_PORT)" >&2
-      exit 1
-    fi
+    start_server "$dir" "$port" "-c synchronous_commit=off -c full_page_writes=off -c shared_buffers=4GB -c track_commit_timestamp=on" ||
+      fail "$dir" "postgres did not start (is another server on port $port? set PG_PORT)"
     echo "postgres running on 127.0.0.1:$port ($bin)"
     ;;
   standby)
-    # Needs the server running. A standby that does not start (its server was made anew) is made
-    # again from a base backup; one that starts follows its server from where it stopped.
+    # Needs the server running. A standby that does not start, or starts but does not stream from
+    # the server (the server was made anew), is made again from a base backup.
     if as_pg "$bin/pg_ctl" -D "$standby_dir/data" status >/dev/null 2>&1; then
       echo "postgres standby already running on port $standby_port"
       exit 0
     fi
-    mkdir -p "$standby_dir"
-    if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$standby_dir"; fi
+    prepare_dir "$standby_dir"
     # Replay waits for a long export's statements rather than cancelling them (the settings
     # docs/running-on-many-machines.md gives an export standby).
-    start_standby() {
-      as_pg "$bin/pg_ctl" -D "$standby_dir/data" -l "$standby_dir/server.log" -w -t 120 start -o \
-        "-p $standby_port -k $standby_dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c shared_buffers=512MB -c hot_standby=on -c max_standby_streaming_delay=-1" >/dev/null
-    }
-    if [ -f "$standby_dir/data/standby.signal" ] && start_standby; then
-      echo "postgres standby running on 127.0.0.1:$standby_port"
-      exit 0
+    standby_options="-c shared_buffers=512MB -c hot_standby=on -c max_standby_streaming_delay=-1"
+    if [ -f "$standby_dir/data/standby.signal" ] && start_server "$standby_dir" "$standby_port" "$standby_options"; then
+      if streaming; then
+        echo "postgres standby running on 127.0.0.1:$standby_port"
+        exit 0
+      fi
+      as_pg "$bin/pg_ctl" -D "$standby_dir/data" -m fast -w stop >/dev/null 2>&1 || true
     fi
     rm -rf "$standby_dir/data"
     as_pg "$bin/pg_basebackup" -h 127.0.0.1 -p "$port" -U postgres -D "$standby_dir/data" -R -X stream -c fast
-    if ! start_standby; then
-      tail -n 20 "$standby_dir/server.log" >&2
-      echo "postgres standby did not start (is another server on port $standby_port? set PG_STANDBY_PORT)" >&2
-      exit 1
-    fi
+    start_server "$standby_dir" "$standby_port" "$standby_options" && streaming ||
+      fail "$standby_dir" "postgres standby did not start streaming (is another server on port $standby_port? set PG_STANDBY_PORT)"
     echo "postgres standby running on 127.0.0.1:$standby_port"
     ;;
   stop)
-    as_pg "$bin/pg_ctl" -D "$standby_dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    # The server alone: a standby stays up and streams again once the server is back.
     as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    ;;
+  standby-stop)
+    as_pg "$bin/pg_ctl" -D "$standby_dir/data" -m fast -w stop >/dev/null 2>&1 || true
     ;;
   standby-url)
     echo "postgres://postgres@127.0.0.1:$standby_port/postgres"
@@ -107,7 +128,7 @@ case "${1:-start}" in
     echo "postgres://postgres@localhost:$port/postgres?host=$dir"
     ;;
   *)
-    echo "usage: $0 start|standby|stop|url|standby-url|socket-url|pg-dump ARGS" >&2
+    echo "usage: $0 start|standby|stop|standby-stop|url|standby-url|socket-url|pg-dump ARGS" >&2
     exit 2
     ;;
 esac

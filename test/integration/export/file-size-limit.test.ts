@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BlobStorage, MAX_BLOCKS, UPLOAD_BLOCK_BYTES } from '../../../pipeline/blob/blob-storage.js';
+import { BlobStorage, MAX_BLOCKS, PART_BLOCK_BYTES } from '../../../pipeline/blob/blob-storage.js';
 import type { PartState } from '../../../pipeline/db/export-parts.js';
 import { EngineError } from '../../../pipeline/errors.js';
 import { projectedBlocks } from '../../../pipeline/export/split-export.js';
@@ -10,9 +10,9 @@ import { testBlobConnectionString, uniqueContainer } from '../../support/exports
 
 const MIB = 1024 * 1024;
 
-/** A staged part of `users` users that wrote `bytes` bytes in blocks of UPLOAD_BLOCK_BYTES. */
+/** A staged part of `users` users that wrote `bytes` bytes in blocks of PART_BLOCK_BYTES. */
 function staged(part: number, users: number, bytes: number): PartState {
-  const blocks = Math.ceil(bytes / UPLOAD_BLOCK_BYTES);
+  const blocks = Math.ceil(bytes / PART_BLOCK_BYTES);
   return { part, processed: users, bytes, failure: null, block_ids: Array.from({ length: blocks }, String) };
 }
 
@@ -53,6 +53,6 @@ describe('export file size limit', () => {
       );
     expect(refused).to.be.instanceOf(EngineError);
     expect(refused).to.include({ code: 'ExportFileTooLarge' });
-    expect((refused as Error).message).to.contain(`${MAX_BLOCKS} blocks of 8 MiB`);
+    expect((refused as Error).message).to.contain(`one blob holds ${MAX_BLOCKS} blocks`);
   });
 });
