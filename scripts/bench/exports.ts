@@ -12,7 +12,9 @@ import { insertTask } from '../../pipeline/db/tasks/admission.js';
 import { withSnapshot } from '../../pipeline/db/transaction.js';
 import { exportFields } from '../../pipeline/export/pointers.js';
 import { prepareSnapshot, streamUserRows } from '../../pipeline/export/user-rows.js';
+import { snapshotSettings, writeRecords } from '../../pipeline/export/write-records.js';
 import { createLogger } from '../../pipeline/log.js';
+import type { ExportTaskOptions } from '../../schemas/index.js';
 import { newTaskId } from '../../schemas/task-id.js';
 import { BENCH_PROJECT } from './bench-schema.js';
 import { exportSchema, exportUsers } from './export-data.js';
@@ -84,11 +86,13 @@ export async function benchExports(
         `flat read: ${Math.round(flatRate)} users/s, records statement: ${Math.round(statementRate)} users/s`,
       );
       const exports = { full: new Map<Format, ExportRun>(), tiny: new Map<Format, ExportRun>() };
+      const encoded = new Map<Format, number>();
       for (const format of FORMATS) {
         exports.full.set(format, await run(count, format));
         exports.tiny.set(format, await run(TINY, format));
+        encoded.set(format, await encodedRate(large, count, format));
       }
-      return { flatRate, statementRate, ...exports };
+      return { flatRate, statementRate, encoded, ...exports };
     });
     const flatRate = Math.max(...measured.map((m) => m.flatRate));
     const rows: BenchRow[] = [
@@ -131,6 +135,13 @@ export async function benchExports(
           full.seconds,
         ),
         row(`export.${format}.tiny_export_s`, tiny.seconds, 's', `whole export of ${count}`, full.seconds),
+        row(
+          `export.${format}.encoded_users_per_s`,
+          Math.max(...measured.map((m) => m.encoded.get(format) as number)),
+          'users/s',
+          'records statement alone',
+          Math.max(...measured.map((m) => m.statementRate)),
+        ),
       );
       if (format === 'ndjson')
         rows.push(
@@ -195,7 +206,7 @@ async function exportOnce(
       project: 'default',
       kind: 'export',
       message: exportMessage(id),
-      options: { format, fields: format === 'csv' ? exportFields(undefined, []) : [] },
+      options: exportOptions(format),
       total: 0,
     });
     const startedAt = Date.now();
@@ -302,6 +313,36 @@ async function recordsStatementRate(db: Pool, count: number): Promise<number> {
     await drain(streamUserRows(client));
     return count / (Number(process.hrtime.bigint() - started) / 1e9);
   });
+}
+
+/**
+ * Users/s of the export's own work without its store: the records statement read, assembled and
+ * encoded as `format` (the default fields) in this process, the file counted and dropped. Beside
+ * the records statement alone, it tells whether the Node side or Postgres bounds an export.
+ */
+async function encodedRate(db: Pool, count: number, format: Format): Promise<number> {
+  const options = exportOptions(format);
+  return withSnapshot(db, async (client) => {
+    const settings = snapshotSettings(options);
+    await prepareSnapshot(client, BENCH_PROJECT, settings);
+    const started = process.hrtime.bigint();
+    const { digest } = await writeRecords(client, settings, options, {
+      totpIssuer: 'http://localhost:3000',
+      header: true,
+      progress: () => {},
+      signal: new AbortController().signal,
+      sink: async (file) => {
+        for await (const _ of file);
+      },
+    });
+    if (digest.bytes === 0) throw new Error('the export bench encoded nothing');
+    return count / (Number(process.hrtime.bigint() - started) / 1e9);
+  });
+}
+
+/** The bench's export options: the default fields (CSV), or the whole record (ndjson). */
+function exportOptions(format: Format): ExportTaskOptions {
+  return { format, fields: format === 'csv' ? exportFields(undefined, []) : [] };
 }
 
 /** Reads a COPY out to its end, counting and dropping its bytes; throws if it wrote nothing. */
