@@ -48,6 +48,7 @@ export async function exportReadSource(deps: ExportDependencies, run: TaskRun): 
       );
       return primary;
     }
+    run.advanced(); // a wait bounded by standbyWaitSeconds, not a stall
     await sleep(REPLAY_POLL_MS, undefined, { signal: run.signal });
   }
 }

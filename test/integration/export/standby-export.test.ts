@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { createPool, type Pool } from '../../../pipeline/db/pool.js';
+import { readFeed } from '../../support/changes.js';
 import { standbySchemaUrl } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 import { download, type ExportService, useExportService } from '../../support/exports.js';
@@ -99,6 +100,15 @@ describe('exports on a hot standby (DATABASE_READ_URL)', function () {
     // Its records were read there: the standby's statements read at least every user.
     const read = await eventually(standbyReads, (n) => n - before >= USERS, 20);
     expect(read - before, 'rows read on the standby').to.be.at.least(USERS);
+    // The snapshot taken on the standby names where the change feed goes on: the user written
+    // before the request is in the file and not after the cursor; one written now is.
+    const next = await writeLateUser(service, 'next@standby.test');
+    const { events } = await eventually(
+      () => readFeed(service.client(), service.keys(), status.changes_cursor as string),
+      (feed) => feed.events.length > 0,
+      20,
+    );
+    expect(events.map((e) => [e.type, e.user_id])).to.deep.equal([['user.created', next]]);
   });
 });
 
