@@ -1,33 +1,13 @@
 import { type Readable, Transform } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { type ImportPlan, lossesThatStop, PlanTally } from '../../records/import-plan.js';
-import type { BlobStorage } from '../blob/blob-storage.js';
-import type { WebhookConfig } from '../config.js';
 import { finishIntake, fixFileParts, type ImportFileRow, takenIn } from '../db/import-files.js';
-import type { Pool } from '../db/pool.js';
 import { ApiError } from '../errors.js';
-import type { TaskRun } from '../tasks/run-task.js';
-import type { SecretBox } from '../tasks/task-secrets.js';
-import { type FileLine, fileLines } from './file-lines.js';
+import { fileLines } from './file-lines.js';
 import { foreignLines } from './foreign-lines.js';
 import { FrameWriter } from './frame-writer.js';
+import type { IntakeContext } from './intake-context.js';
 import { urlFiles } from './url-source.js';
-
-/** How a file is taken in: records per frame (an import batch's), its parts, and what it reads with. */
-export interface IntakeContext {
-  readonly pool: Pool;
-  readonly blobs: BlobStorage;
-  readonly box: SecretBox;
-  readonly run: TaskRun;
-  readonly frameRecords: number;
-  readonly retentionSeconds: number;
-  /** The parts a file of this size is routed to (1: not split). */
-  readonly parts: number;
-  /** The part of each record, by its identifier, among `parts` (`wrapped`: a converted user's line). */
-  readonly route: (parts: number, wrapped: boolean) => (line: FileLine) => number;
-  /** The network policy a file named by URL is read under (the webhooks'). */
-  readonly webhooks: Pick<WebhookConfig, 'allowedHosts' | 'timeoutMs'>;
-}
 
 /**
  * Takes an import's file in (docs/file-imports.md): reads the snapshot of the upload taken at

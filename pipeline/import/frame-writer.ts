@@ -5,8 +5,8 @@ import { lockImportProgress } from '../db/tasks/progress.js';
 import { withTransaction } from '../db/transaction.js';
 import { AttemptLost } from '../errors.js';
 import { frameLine } from './file-frames.js';
-import type { IntakeContext } from './file-intake.js';
 import type { FileLine } from './file-lines.js';
+import type { IntakeContext } from './intake-context.js';
 
 const gzipped = promisify(gzip);
 
