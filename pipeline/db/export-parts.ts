@@ -2,8 +2,8 @@ import type { Pool, Queryable } from './pool.js';
 import { withTransaction } from './transaction.js';
 
 // The parts of a split export (sql/011_export_parts.sql): planned by the coordinator one at a time
-// while the first are written, claimed and written by any worker, committed by the coordinator in part order. A plan is named by the blob
-// its attempt writes.
+// while the first are written, claimed and written by any worker, committed by the coordinator in
+// part order. A plan is named by the blob its attempt writes.
 
 /** A position in the users' keyset (created_at, id); the time as Postgres writes it, exactly. */
 export interface UserKey {

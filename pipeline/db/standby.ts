@@ -7,7 +7,7 @@ export type StandbyReplay = 'replayed' | 'behind' | 'not a standby';
 
 /**
  * Whether the server behind `db` has replayed the WAL up to `lsn` (a position of its primary's
- * WAL, as pg_current_wal_lsn() gave it there). A server that is not in recovery (promoted, or a
+ * WAL, as pg_current_wal_insert_lsn() gave it there). A server that is not in recovery (promoted, or a
  * primary named by mistake) follows no primary: its data says nothing of `lsn`.
  */
 export async function standbyReplay(db: Queryable, lsn: string): Promise<StandbyReplay> {

@@ -38,13 +38,13 @@ export interface SnapshotSettings {
 
 /**
  * Prepares the export's snapshot transaction (withSnapshot; a part's runs under the coordinator's
- * snapshot). The project, the filters and the part's range become settings
- * of the transaction, which the records statement reads (COPY takes no parameters). The planner is kept to plans that stream in user
- * order: no hash or merge join, no full sort (which would read and sort every row before the
- * first one reaches the file, and spill to disk to do it; but with `updated_since`, whose users the
- * planner may find by their update time and sort), and no parallel workers (the worker
- * process assembling the records needs the other core more). JIT compilation is off: it holds the
- * first row back and makes the statement no faster.
+ * snapshot). The project, the filters and the part's range become settings of the transaction,
+ * which the records statement reads (COPY takes no parameters). The planner is kept to plans that
+ * stream in user order: no hash or merge join, no full sort (which would read and sort every row
+ * before the first one reaches the file, and spill to disk to do it; but with `updated_since`,
+ * whose users the planner may find by their update time and sort), and no parallel workers (the
+ * worker process assembling the records needs the other core more). JIT compilation is off: it
+ * holds the first row back and makes the statement no faster.
  */
 export async function prepareSnapshot(
   client: PoolClient,

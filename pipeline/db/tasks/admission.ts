@@ -72,7 +72,7 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<KeyedTas
     `WITH task AS (
        INSERT INTO tasks (id, project_id, kind, options, progress_total, replay_of, idempotency_key,
                           request_digest, requested_by, requested_lsn)
-       VALUES ($1, $2, $3, $5, $6, $7, $8, $10, $9, pg_current_wal_lsn())
+       VALUES ($1, $2, $3, $5, $6, $7, $8, $10, $9, pg_current_wal_insert_lsn())
        ON CONFLICT (project_id, kind, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING ${TASK_COLUMNS}, request_digest),
      message AS (INSERT INTO task_outbox (task_id, kind, message) SELECT id, kind, $4 FROM task)
@@ -121,7 +121,11 @@ export async function countPendingImportRecords(db: Queryable, project: string):
   return Number(rows[0]?.n ?? 0);
 }
 
-/** The primary's WAL position when the task was asked for (none: asked for before it was kept). */
+/**
+ * The primary's WAL position when the task was asked for (none: asked for before it was kept):
+ * where its WAL was being inserted, past every commit before it. Not pg_current_wal_lsn(), the
+ * position written out so far: an asynchronous commit's record may still wait in the WAL buffers.
+ */
 export async function requestedLsn(
   db: Queryable,
   task: { readonly id: string; readonly project_id: string },

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createPool, type Pool } from '../../../pipeline/db/pool.js';
 import { readFeed } from '../../support/changes.js';
@@ -24,6 +26,11 @@ function useStandby(service: ExportService): () => Pool {
     await standby?.end();
   });
   return () => standby as Pool;
+}
+
+/** Stops (`standby-stop`) or starts (`standby`) the test Postgres's standby. */
+async function standbyScript(command: 'standby' | 'standby-stop'): Promise<void> {
+  await promisify(execFile)('scripts/services/postgres.sh', [command]);
 }
 
 /** Runs `work` while the standby replays nothing, and lets it replay again whatever happens. */
@@ -124,6 +131,28 @@ describe('exports when the standby stays behind', function () {
     await insertGeneratedUsers(service.db(), 100);
   });
 
+  it('reads the primary while the standby is down, and the standby again once it is back', async () => {
+    await standbyScript('standby-stop');
+    try {
+      const late = await writeLateUser(service, 'down@standby.test');
+      const status = await service.run({ format: 'ndjson' });
+      expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
+      expect(await exportedSubs(status)).to.include(late);
+    } finally {
+      await standbyScript('standby');
+    }
+    const { rows } = await eventually(
+      () =>
+        standby().query('SELECT 1 FROM users WHERE standard_attributes->>$1 = $2', [
+          'email',
+          'down@standby.test',
+        ]),
+      (r) => r.rows.length === 1,
+      30,
+    );
+    expect(rows, 'the standby streams again').to.have.length(1);
+  });
+
   it('reads the primary after its wait: the file still holds every write before the request', async () => {
     await withReplayPaused(standby(), async () => {
       const late = await writeLateUser(service, 'behind@standby.test');
@@ -132,7 +161,8 @@ describe('exports when the standby stays behind', function () {
       const status = await service.waitForCompletion((JSON.parse(res.body) as { id: string }).id);
       expect(status.failed_at, JSON.stringify(status.error)).to.equal(undefined);
       const subs = await exportedSubs(status);
-      expect(subs).to.have.length(101);
+      const { rows } = await service.db().query<{ n: number }>('SELECT count(*)::int AS n FROM users');
+      expect(subs, 'every user of the primary').to.have.length(rows[0]?.n as number);
       expect(subs).to.include(late);
     });
   });
