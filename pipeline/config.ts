@@ -207,7 +207,7 @@ export interface ExportConfig {
   /** Users per part of a split export (several workers write one file); 0: never split. */
   readonly partUsers: number;
   /** Parts being read at once in the whole deployment: the rest wait, so exports never starve lookups. */
-  readonly partReadersMax: number;
+  readonly readersMax: number;
   /** How long an export waits for the standby (databaseReadUrl) to replay past its request. */
   readonly standbyWaitSeconds: number;
   readonly rateLimit: { readonly count: number; readonly periodSeconds: number };
@@ -285,7 +285,7 @@ const ENV_KEYS = {
   EXPORT_DOWNLOAD_URL_SECONDS: 'export_download_url_seconds',
   EXPORT_MAX_CONCURRENT: 'export_max_concurrent',
   EXPORT_PART_USERS: 'export_part_users',
-  EXPORT_PART_READERS_MAX: 'export_part_readers_max',
+  EXPORT_READERS_MAX: 'export_readers_max',
   EXPORT_STANDBY_WAIT_SECONDS: 'export_standby_wait_seconds',
   EXPORT_RATE_LIMIT: 'export_rate_limit',
   EXPORT_RATE_LIMIT_PERIOD_SECONDS: 'export_rate_limit_period_seconds',
@@ -590,7 +590,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
       downloadUrlSeconds: doc.export_download_url_seconds,
       maxConcurrent: doc.export_max_concurrent,
       partUsers: doc.export_part_users,
-      partReadersMax: doc.export_part_readers_max,
+      readersMax: doc.export_readers_max,
       standbyWaitSeconds: doc.export_standby_wait_seconds,
       timeLimitSeconds: doc.export_time_limit_seconds,
       rateLimit: { count: doc.export_rate_limit, periodSeconds: doc.export_rate_limit_period_seconds },

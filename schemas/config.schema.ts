@@ -174,9 +174,10 @@ export const configSchema = {
     // An export of more users than this is split into parts of this many users, which the
     // workers of the consumer group write side by side into one file; 0 never splits.
     export_part_users: { type: 'integer', minimum: 0, default: 1_000_000 },
-    // Parts of split exports read at once in the whole deployment; a worker claims a part only
-    // while fewer are being read, so exports cannot take every connection and core from lookups.
-    export_part_readers_max: { type: 'integer', minimum: 1, default: 8 },
+    // Export readers at once in the whole deployment (a one-part export's coordinator, a part being
+    // written); an export waits for one before its snapshot, so exports cannot take every
+    // connection and core from lookups.
+    export_readers_max: { type: 'integer', minimum: 1, default: 8 },
     // How long an export waits for the standby to replay past its request before it reads the
     // primary instead.
     export_standby_wait_seconds: { type: 'integer', minimum: 0, default: 60 },

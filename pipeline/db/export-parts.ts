@@ -1,3 +1,4 @@
+import { LIVE_READERS_SQL, READERS_LOCK_SQL } from './export-readers.js';
 import type { Pool, Queryable } from './pool.js';
 import { withTransaction } from './transaction.js';
 
@@ -112,15 +113,12 @@ export async function planPart(
   );
 }
 
-/** The deployment's one lock around claims, so that two at once never both take the last reader. */
-const READERS_LOCK = "hashtext('export_part_readers')";
-
 /**
  * Claims a part of the plan (its blob) for `worker` until the lease ends: the given one, or with
  * none the first that is not done and that nobody holds (never claimed, or its lease ran out: its
  * worker died or stalled). Each claim is a new attempt; the earlier attempt's work no longer
- * counts. Nothing is claimed once the task has ended, nor while `readersMax` parts of the whole
- * deployment (every project's: the cap guards the database they share) are held.
+ * counts. Nothing is claimed once the task has ended, nor while `readersMax` readers of the whole
+ * deployment are live (export-readers.ts).
  */
 export async function claimPart(
   pool: Pool,
@@ -135,15 +133,14 @@ export async function claimPart(
   },
 ): Promise<ExportPart | undefined> {
   return withTransaction(pool, async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(${READERS_LOCK})`);
+    await tx.query(READERS_LOCK_SQL);
     const { rows } = await tx.query<ExportPart>(
       `UPDATE export_parts p
           SET claimed_by = $3, lease_until = clock_timestamp() + $4 * interval '1 millisecond',
               attempt = p.attempt + 1, processed = 0
          FROM tasks t
         WHERE t.id = p.task_id AND t.status = 'pending' AND t.attempt = p.task_attempt
-          AND (SELECT count(*) FROM export_parts
-                WHERE lease_until >= clock_timestamp() AND block_ids IS NULL AND failure IS NULL) < $5
+          AND ${LIVE_READERS_SQL} < $5
           AND (p.blob_name, p.part) = (
             SELECT blob_name, part FROM export_parts
              WHERE blob_name = $1 AND ($2::int IS NULL OR part = $2) AND block_ids IS NULL AND failure IS NULL

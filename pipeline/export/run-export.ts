@@ -14,6 +14,7 @@ import { taskProject } from '../projects/project-registry.js';
 import type { TaskRun } from '../tasks/run-task.js';
 import { exportTaskOptions } from '../tasks/task-options.js';
 import { exportReadSource } from './read-source.js';
+import { holdReader } from './reader-hold.js';
 import { commitParts, type ExportDependencies, stageParts } from './split-export.js';
 import { exportedUsersSql, prepareSnapshot } from './user-rows.js';
 import { snapshotSettings, writeRecords } from './write-records.js';
@@ -79,6 +80,7 @@ async function writeExportFile(
 ): Promise<ExportedFile> {
   const headers = taskFileHeaders(names.fileName, options.format, options.compression);
   const source = await exportReadSource(deps, run);
+  const reader = await holdReader(deps, run);
   const read = await withSnapshot(source.pool, async (client) => {
     const settings = snapshotSettings(options);
     if (settings.passwordHashes)
@@ -93,6 +95,7 @@ async function writeExportFile(
     );
     await setProgressTotal(deps.pool, run.task, first.through === undefined ? first.users : 0);
     if (first.through !== undefined) {
+      await reader.release(); // its parts take readers of their own
       const staged = await stageParts(deps, storage, client, run, settings, {
         blobName: names.blobName,
         first,
@@ -108,7 +111,7 @@ async function writeExportFile(
       sink: (file) => storage.upload(names.blobName, file, headers, run.signal),
     });
     return { snapshot, records: first.users, digest };
-  });
+  }).finally(() => reader.release());
   const digest =
     'digest' in read
       ? read.digest

@@ -179,7 +179,7 @@ async function workUntilStaged(
       blobName,
       worker: WORKER,
       leaseMs: PART_LEASE_MS,
-      readersMax: deps.config.export.partReadersMax,
+      readersMax: deps.config.export.readersMax,
       standby: deps.reads !== undefined,
     });
     if (claimed) {
@@ -236,7 +236,7 @@ export async function takeExportPart(
     part,
     worker: WORKER,
     leaseMs: PART_LEASE_MS,
-    readersMax: deps.config.export.partReadersMax,
+    readersMax: deps.config.export.readersMax,
     standby: deps.reads !== undefined,
   });
   if (!claimed) {

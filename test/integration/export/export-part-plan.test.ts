@@ -8,6 +8,7 @@ import {
   type UserKey,
   type UserRange,
 } from '../../../pipeline/db/export-parts.js';
+import { releaseReader, takeReader } from '../../../pipeline/db/export-readers.js';
 import { withSnapshot } from '../../../pipeline/db/transaction.js';
 import { prepareSnapshot } from '../../../pipeline/export/user-rows.js';
 import { newTaskId } from '../../../schemas/task-id.js';
@@ -147,6 +148,18 @@ describe('export part plan', () => {
       expect(await claim('cap-a', 'late', 3), 'one reader free').to.not.equal(undefined);
       expect(await claim('cap-b', 'later', 3)).to.equal(undefined);
       expect(await claim('cap-b', 'later', 4)).to.not.equal(undefined);
+    });
+
+    it("counts a coordinator's reader with the parts", async () => {
+      await db().query(`UPDATE export_parts SET lease_until = NULL`);
+      const id = await plannedTask('beside-reader', 1);
+      expect(
+        await takeReader(db(), { taskId: id, holder: 'coordinator', leaseMs: 60_000, readersMax: 1 }),
+      ).to.equal(true);
+      expect(await claim('beside-reader', 'w1', 1), 'the one reader is the coordinator').to.equal(undefined);
+      await releaseReader(db(), { taskId: id, holder: 'coordinator' });
+      expect(await claim('beside-reader', 'w1', 1)).to.not.equal(undefined);
+      await db().query(`UPDATE export_parts SET lease_until = NULL`);
     });
 
     it('does not count a part whose lease ran out: its worker died', async () => {
