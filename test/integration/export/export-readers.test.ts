@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { releaseReader, takeReader } from '../../../pipeline/db/export-readers.js';
 import { newTaskId } from '../../../schemas/task-id.js';
+import { eventually } from '../../support/eventually.js';
 import { download, useExportService } from '../../support/exports.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 
@@ -30,6 +30,10 @@ describe('export readers of the deployment', function () {
     return id;
   }
 
+  const attemptOf = async (id: string) =>
+    (await service.db().query<{ attempt: number }>('SELECT attempt FROM tasks WHERE id = $1', [id])).rows[0]
+      ?.attempt ?? 0;
+
   const take = (taskId: string, holder: string, readersMax: number, leaseMs = 60_000) =>
     takeReader(service.db(), { taskId, holder, leaseMs, readersMax });
 
@@ -52,10 +56,19 @@ describe('export readers of the deployment', function () {
     const other = await otherTask();
     expect(await take(other, 'elsewhere', 1)).to.equal(true);
     const id = await service.start({ format: 'ndjson' });
-    await sleep(1_500);
-    const { body } = await service.status(id);
+    // Taken by the worker, it goes as far as the reader and no further: its snapshot would count
+    // its users at once, and in a second it has not.
+    await eventually(
+      () => attemptOf(id),
+      (attempt) => attempt >= 1,
+      10,
+    );
+    const body = await eventually(
+      async () => (await service.status(id)).body,
+      (b) => b.status !== 'pending' || (b.progress as { total: number }).total > 0,
+      1,
+    );
     expect(body.status, 'waiting for a reader').to.equal('pending');
-    // Its snapshot would have counted its users at once: it has not read anything yet.
     expect(body.progress, 'nothing read').to.deep.equal({ processed: 0, total: 0 });
     await releaseReader(service.db(), { taskId: other, holder: 'elsewhere' });
     const status = await service.waitForCompletion(id);

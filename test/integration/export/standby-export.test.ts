@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createPool, type Pool } from '../../../pipeline/db/pool.js';
@@ -90,12 +89,22 @@ describe('exports on a hot standby (DATABASE_READ_URL)', function () {
       const res = await service.post({ format: 'ndjson' });
       expect(res.statusCode, res.body).to.equal(200);
       const { id } = JSON.parse(res.body) as { id: string };
-      // Held behind, the standby lacks the user; the export waits rather than read it without.
-      await sleep(1_500);
+      // Held behind, the standby lacks the user; taken by the worker, the export waits rather than
+      // read it without, and in a second it has not completed.
+      await eventually(
+        async () =>
+          (await service.db().query('SELECT 1 FROM tasks WHERE id = $1 AND attempt >= 1', [id])).rows,
+        (rows) => rows.length === 1,
+        10,
+      );
+      const body = await eventually(
+        async () => (await service.status(id)).body,
+        (b) => b.status !== 'pending',
+        1,
+      );
+      expect(body.status, 'the export waits for the standby').to.equal('pending');
       const { rows } = await standby().query('SELECT 1 FROM users WHERE id = $1', [late]);
       expect(rows, 'the paused standby lacks the late user').to.have.length(0);
-      const { body } = await service.status(id);
-      expect(body.status, 'the export waits for the standby').to.equal('pending');
       return { id, late };
     });
     const status = await service.waitForCompletion(id);
