@@ -175,13 +175,7 @@ async function workUntilStaged(
   for (;;) {
     run.signal.throwIfAborted();
     if (plan.failure !== undefined) throw plan.failure;
-    const claimed = await claimPart(deps.pool, {
-      blobName,
-      worker: WORKER,
-      leaseMs: PART_LEASE_MS,
-      readersMax: deps.config.export.readersMax,
-      standby: deps.reads !== undefined,
-    });
+    const claimed = await claimFor(deps, blobName);
     if (claimed) {
       // A part given back for a fault that may pass is claimed again after a pause.
       if ((await writePart(deps, storage, claimed, options, run.signal)) === 'given back') await pause();
@@ -221,6 +215,25 @@ export function projectedBlocks(states: readonly PartState[], plan: Pick<Plan, '
 const pause = () => new Promise((resolve) => setTimeout(resolve, PART_POLL_MS));
 
 /**
+ * Claims a part of the plan for this worker (`part`, or the first free one), under the deployment's
+ * cap on export readers, where this worker can read its snapshot.
+ */
+function claimFor(
+  deps: ExportDependencies,
+  blobName: string,
+  part?: number,
+): Promise<ExportPart | undefined> {
+  return claimPart(deps.pool, {
+    blobName,
+    ...(part === undefined ? {} : { part }),
+    worker: WORKER,
+    leaseMs: PART_LEASE_MS,
+    readersMax: deps.config.export.readersMax,
+    standby: deps.reads !== undefined,
+  });
+}
+
+/**
  * Takes a part's message: claims the part if nobody holds it (it may be done, or taken) and
  * writes it, until done or until `draining` (the part is then given back).
  */
@@ -231,16 +244,9 @@ export async function takeExportPart(
 ): Promise<TakenTask | undefined> {
   if (draining.aborted) throw new TaskStop('draining'); // not taken: the message comes again
   const storage = requireExportStorage(deps.blobs);
-  const claimed = await claimPart(deps.pool, {
-    blobName,
-    part,
-    worker: WORKER,
-    leaseMs: PART_LEASE_MS,
-    readersMax: deps.config.export.readersMax,
-    standby: deps.reads !== undefined,
-  });
+  const claimed = await claimFor(deps, blobName, part);
   if (!claimed) {
-    log.debug({ blob: blobName, part }, 'export part already taken, or every part reader busy');
+    log.debug({ blob: blobName, part }, 'export part already taken, or every export reader busy');
     return undefined;
   }
   const started = Date.now();
