@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Pool as HttpPool } from 'undici';
-import { freshSchema, requestBodies } from './imports.js';
+import { dropSchema, freshSchema, requestBodies } from './imports.js';
 import { benchAdminKeys, benchPort, schemaUrl, startProcess } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -82,5 +82,6 @@ export async function benchApiMemory(
   } finally {
     await http.close();
     await api.stop();
+    await dropSchema(databaseUrl, 'bench_api_memory');
   }
 }

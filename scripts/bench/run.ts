@@ -2,6 +2,7 @@
 // and writes .bench/results.json, a row as soon as it is measured. Each row is compared with a
 // baseline measured in the same run. Each section starts once the database is idle.
 import { benchApiMemory } from './api-memory.js';
+import { deleteBenchContainers } from './bench-containers.js';
 import { benchUsers } from './bench-schema.js';
 import { benchChanges } from './changes.js';
 import { benchCluster } from './cluster.js';
@@ -40,12 +41,19 @@ const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const report = new BenchReport();
 
-/** Runs a section when it is asked for, once the database is idle, and records its rows. */
+/**
+ * Runs a section when it is asked for, once the database is idle, and records its rows; its files
+ * are deleted after it, whether it passed or not.
+ */
 async function section(name: string, measure: () => Promise<BenchRow[]>): Promise<void> {
   if (only !== undefined && only !== name) return;
   const waited = await waitUntilIdle(url as string);
   if (waited >= 1000) log(`${name}: waited ${(waited / 1000).toFixed(1)} s for the database to be idle`);
-  report.add(await measure());
+  try {
+    report.add(await measure());
+  } finally {
+    await deleteBenchContainers(blobs as string);
+  }
 }
 
 try {

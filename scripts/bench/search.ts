@@ -18,7 +18,7 @@ import {
 } from '../../pipeline/search/user-change-stream.js';
 import type { UserSearch, UserSearchIndex } from '../../pipeline/search/user-search.js';
 import { BENCH_PROJECT, generated } from './bench-schema.js';
-import { freshSchema, record } from './imports.js';
+import { dropSchema, freshSchema, record } from './imports.js';
 import { BENCH_KAFKA_TOPICS, startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -271,5 +271,6 @@ async function searchLag(
     await service.stop();
     await ch.close();
     await pool.end();
+    await dropSchema(url, schema);
   }
 }

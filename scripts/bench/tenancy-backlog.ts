@@ -1,4 +1,4 @@
-import { freshSchema } from './imports.js';
+import { dropSchema, freshSchema } from './imports.js';
 import { tasksCompletedAt } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
@@ -91,5 +91,6 @@ async function smallImportUnderBacklog(
   } finally {
     await service.stop();
     await pool.end();
+    await dropSchema(databaseUrl, SCHEMA);
   }
 }

@@ -224,5 +224,6 @@ export async function benchUserctl(
   } finally {
     await service.stop();
     await pool.end();
+    await dropSchema(databaseUrl, 'bench_userctl');
   }
 }

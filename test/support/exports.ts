@@ -1,16 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { BlobStorage } from '../../pipeline/blob/blob-storage.js';
+import { testBlobConnectionString, uniqueContainer } from './blob-containers.js';
 import { testKafkaBrokers } from './kafka.js';
 import { type TaskEndpoints, taskEndpoints } from './task-endpoints.js';
 import { type TaskService, type TaskServiceOptions, useTaskService } from './task-service.js';
-
-/** The Azurite started by `make test`. */
-export function testBlobConnectionString(): string {
-  const value = process.env.TEST_AZURE_STORAGE_CONNECTION_STRING;
-  if (!value)
-    throw new Error('TEST_AZURE_STORAGE_CONNECTION_STRING is not set: run the tests with `make test`');
-  return value;
-}
 
 /**
  * The environment of a `make pipeline` worker process that exports into `container` and takes its
@@ -25,11 +17,6 @@ export function kafkaExportWorkerEnv(container: string, prefix: string): Record<
     KAFKA_TOPIC_PREFIX: prefix,
     KAFKA_SESSION_TIMEOUT_MS: '6000',
   };
-}
-
-/** A blob container of its own for one describe block, so files are never shared. */
-export function uniqueContainer(): string {
-  return `t-${randomBytes(6).toString('hex')}`;
 }
 
 /** The export service of one describe block: its schema, container, facade, bus and workers. */

@@ -3,13 +3,9 @@ import { BlockBlobClient } from '@azure/storage-blob';
 import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import type { ServiceConfig } from '../../pipeline/config.js';
 import { adminClient, adminToken, makeTestKeys, type TestKeys, testConfig } from './admin-api.js';
+import { testBlobConnectionString, uniqueContainer } from './blob-containers.js';
 import { useTestSchema } from './database.js';
-import {
-  type ExportService,
-  testBlobConnectionString,
-  uniqueContainer,
-  useExportService,
-} from './exports.js';
+import { type ExportService, useExportService } from './exports.js';
 import { HTTPS } from './imports.js';
 import { type TaskEndpoints, taskEndpoints } from './task-endpoints.js';
 import type { TaskServiceOptions } from './task-service.js';

@@ -1,4 +1,5 @@
-import { TEST_KAFKA_TOPICS } from './kafka.js';
+import { deleteNamedContainers } from './blob-containers.js';
+import { deleteNamedTopics, TEST_KAFKA_TOPICS } from './kafka.js';
 import { killLeftoverProcesses } from './leftover-processes.js';
 
 // The service processes the tests start make their topics on the tests' single broker.
@@ -12,7 +13,13 @@ export const mochaHooks = {
       throw new Error('TEST_DATABASE_URL is not set: run the tests with `make test`, which starts Postgres');
     }
   },
-  afterAll(): void {
+  async afterAll(): Promise<void> {
     killLeftoverProcesses();
+    // What the run made is taken away; a store that cannot be reached then fails no test.
+    const cleaned = await Promise.allSettled([deleteNamedContainers(), deleteNamedTopics()]);
+    for (const result of cleaned) {
+      if (result.status === 'rejected')
+        process.stderr.write(`could not clean up after the tests: ${result.reason}\n`);
+    }
   },
 };

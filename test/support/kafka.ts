@@ -16,9 +16,30 @@ export function testKafkaBrokers(): string[] {
  */
 export const TEST_KAFKA_TOPICS = { partitions: 4, replicationFactor: 1, minInsyncReplicas: 1 } as const;
 
+// Every topic prefix this run names, so the run can delete its topics at its end: a broker that
+// keeps every test's partitions takes longer to start each time, past its start's wait.
+const named = new Set<string>();
+
 /** A topic prefix of its own for one test, so topics and consumer groups are never shared. */
 export function uniqueTopicPrefix(): string {
-  return `t${randomBytes(5).toString('hex')}.`;
+  const prefix = `t${randomBytes(5).toString('hex')}.`;
+  named.add(prefix);
+  return prefix;
+}
+
+/** Deletes the topics of the prefixes this run named (only those: another run may share the broker). */
+export async function deleteNamedTopics(): Promise<void> {
+  if (named.size === 0 || !process.env.TEST_KAFKA_BROKERS) return;
+  const admin = new Kafka({ brokers: testKafkaBrokers(), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const prefixes = [...named];
+    const topics = (await admin.listTopics()).filter((t) => prefixes.some((p) => t.startsWith(p)));
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 60_000 });
+    named.clear();
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** A consumer group as the broker describes it: its state and how many members it has. */

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { sweepChangeLog } from '../../../pipeline/db/user-change-log.js';
 import { useApiProcess } from '../../support/api-process.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 import { startUserctl, userctl } from '../../support/userctl.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { useApiProcess } from '../../support/api-process.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 import { userctl } from '../../support/userctl.js';
 
 describe('userctl export, status and replay', function () {

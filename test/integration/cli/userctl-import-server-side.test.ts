@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { useApiProcess } from '../../support/api-process.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 import { startUserctl, userctl } from '../../support/userctl.js';
 
 /**

@@ -5,8 +5,8 @@ import { expect } from 'chai';
 import { Agent, fetch } from 'undici';
 import { devAdminToken } from '../../../pipeline/development-keys.js';
 import { useApiProcess } from '../../support/api-process.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 import { useTestSchema } from '../../support/database.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 import { userctl } from '../../support/userctl.js';
 
 const HASH = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy';

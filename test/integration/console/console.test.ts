@@ -10,10 +10,10 @@ import { connect } from '../../../cli/service-client.js';
 import { devAdminToken } from '../../../pipeline/development-keys.js';
 import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { useApiProcess } from '../../support/api-process.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 import { accessibilityViolations, tabTo, textOnceIn, useBrowser } from '../../support/browser.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 
 /**
  * Where the tests leave a picture of each screen: outside the tracked tree, so that a test run

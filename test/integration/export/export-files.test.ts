@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { expect } from 'chai';
-import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
+import { testBlobConnectionString } from '../../support/blob-containers.js';
+import { download, useExportService } from '../../support/exports.js';
 import { createUser } from '../../support/users.js';
 
 const CUSTOM_ATTRIBUTES = [

@@ -3,7 +3,7 @@ import { BlobStorage, MAX_BLOCKS, PART_BLOCK_BYTES } from '../../../pipeline/blo
 import type { PartState } from '../../../pipeline/db/export-parts.js';
 import { EngineError } from '../../../pipeline/errors.js';
 import { projectedBlocks } from '../../../pipeline/export/split-export.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 
 // One blob holds at most MAX_BLOCKS blocks: a file that would need more is refused as soon as it
 // is known, never by Azure at the commit after all the work.

@@ -1,13 +1,9 @@
 import { expect } from 'chai';
 import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 import { useTestSchema } from '../../support/database.js';
-import {
-  download,
-  kafkaExportWorkerEnv,
-  testBlobConnectionString,
-  uniqueContainer,
-} from '../../support/exports.js';
+import { download, kafkaExportWorkerEnv } from '../../support/exports.js';
 import { uniqueTopicPrefix } from '../../support/kafka.js';
 import { TEST_SIZES } from '../../support/test-sizes.js';
 import { insertGeneratedUsers } from '../../support/users.js';

@@ -13,14 +13,10 @@ import { prepareSnapshot } from '../../../pipeline/export/user-rows.js';
 import { snapshotSettings, writeRecords } from '../../../pipeline/export/write-records.js';
 import type { ExportTaskOptions } from '../../../schemas/index.js';
 import { adminClient, adminToken, makeTestKeys, testConfig } from '../../support/admin-api.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import {
-  kafkaExportWorkerEnv,
-  testBlobConnectionString,
-  uniqueContainer,
-  useExportService,
-} from '../../support/exports.js';
+import { kafkaExportWorkerEnv, useExportService } from '../../support/exports.js';
 import { testKafkaBrokers, uniqueTopicPrefix } from '../../support/kafka.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 import { useWorkerProcesses } from '../../support/worker-process.js';

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { expect } from 'chai';
+import { testBlobConnectionString } from '../../support/blob-containers.js';
 import { eventually } from '../../support/eventually.js';
-import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
+import { download, useExportService } from '../../support/exports.js';
 import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 import { useWorkerProcesses, waitForProgress } from '../../support/worker-process.js';

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { testBlobConnectionString } from '../../support/blob-containers.js';
 import {
   applyEvents,
   createWriterRoles,
@@ -9,7 +10,7 @@ import {
   runWriters,
 } from '../../support/changes.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString, useExportService } from '../../support/exports.js';
+import { useExportService } from '../../support/exports.js';
 import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 import { killOnceStarted, useWorkerProcesses } from '../../support/worker-process.js';

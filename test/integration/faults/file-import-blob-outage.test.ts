@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import { testBlobConnectionString } from '../../support/blob-containers.js';
 import { eventually } from '../../support/eventually.js';
-import { testBlobConnectionString } from '../../support/exports.js';
 import { useFileImportService } from '../../support/file-imports.js';
 import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
 import { useWorkerProcesses, waitForProgress } from '../../support/worker-process.js';

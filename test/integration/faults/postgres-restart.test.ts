@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import { testBlobConnectionString } from '../../support/blob-containers.js';
 import { eventually } from '../../support/eventually.js';
-import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
+import { download, useExportService } from '../../support/exports.js';
 import { HTTPS, insertedSummary } from '../../support/imports.js';
 import { restoreServiceAfter, startService, stopService } from '../../support/services.js';
 import { taskEndpoints } from '../../support/task-endpoints.js';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { download, testBlobConnectionString, useExportService } from '../../support/exports.js';
+import { testBlobConnectionString } from '../../support/blob-containers.js';
+import { download, useExportService } from '../../support/exports.js';
 import { HTTPS, insertedSummary } from '../../support/imports.js';
 import { taskEndpoints } from '../../support/task-endpoints.js';
 import { insertGeneratedUsers } from '../../support/users.js';

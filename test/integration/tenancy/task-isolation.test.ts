@@ -12,8 +12,8 @@ import {
   type TestKeys,
   testConfig,
 } from '../../support/admin-api.js';
+import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 import { useTestSchema } from '../../support/database.js';
-import { testBlobConnectionString, uniqueContainer } from '../../support/exports.js';
 
 // Two projects served by one facade, each on its Host: a task of one is not the other's to read,
 // list or cancel, and the same Idempotency-Key in both makes two tasks.
