@@ -77,6 +77,7 @@ search-reindex: install
 	npx tsx pipeline/search/reindex-cli.ts $(if $(PROJECT),--project "$(PROJECT)")
 
 services: install
+	scripts/services/disk-space.sh
 	scripts/services/postgres.sh start
 	scripts/services/postgres.sh standby
 	scripts/services/kafka.sh start
