@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { BlockBlobClient } from '@azure/storage-blob';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { dropSchema, freshSchema, rawCopy, record } from './imports.js';
-import { tasksCompletedAt } from './measure.js';
+import { checkpoint, tasksCompletedAt } from './measure.js';
 import { type BenchService, startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -102,6 +102,7 @@ async function measureFileImport(
   const { pool, service } = await fileService(databaseUrl, brokers, blobs, workers, partBytes);
   try {
     const uploadId = await uploadFile(service, file);
+    await checkpoint(pool);
     const started = Date.now();
     const id = await startImport(service, uploadId);
     const seconds = ((await tasksCompletedAt(pool, [id])).getTime() - started) / 1000;

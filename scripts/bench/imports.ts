@@ -10,7 +10,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { migrate } from '../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../pipeline/db/pool.js';
 import { BENCH_PROJECT, batched } from './bench-schema.js';
-import { rounds, tasksCompletedAt } from './measure.js';
+import { checkpoint, rounds, tasksCompletedAt } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -114,6 +114,7 @@ export async function rawCopy(pool: Pool, count = RECORDS): Promise<number> {
     for (const role of roleIds) links.push(`${id}\t${role}\n`);
   }
   // Only the loading is timed: the rows are made beforehand.
+  await checkpoint(pool);
   const client = await pool.connect();
   const started = process.hrtime.bigint();
   try {
@@ -177,6 +178,8 @@ export async function benchImport(
     return { copyRate, importRate, withResults, withWebhook };
   }).finally(() => receiver.close());
   const best = (side: (m: (typeof measured)[number]) => number) => Math.max(...measured.map(side));
+  const ratio = (m: (typeof measured)[number]) => m.importRate / m.copyRate;
+  const worst = measured.reduce((a, b) => (ratio(b) < ratio(a) ? b : a));
   return [
     row(
       'import.records_per_s_results_file',
@@ -194,13 +197,14 @@ export async function benchImport(
       best((m) => m.withResults),
       '~1: a hanging receiver holds no task',
     ),
+    // The goal holds in every round: the row is the round that came nearest to missing it.
     row(
       'import.records_per_s',
-      best((m) => m.importRate),
+      worst.importRate,
       'records/s',
-      'raw COPY of the same rows',
-      best((m) => m.copyRate),
-      '>= 0.85 of COPY',
+      'raw COPY of the same rows, in the same round',
+      worst.copyRate,
+      '>= 0.9 of COPY in every round (the worst shown)',
     ),
   ];
 }
@@ -242,7 +246,7 @@ async function importRateOf(
     // group join waits for Kafka to create its offsets topic, seconds that a running service
     // never pays again.
     await completed([await send(`{"identifier":"email","records":[${JSON.stringify(WARM_UP_RECORD)}]}`)]);
-
+    await checkpoint(pool);
     const started = Date.now();
     const ids: string[] = [];
     let next = 0;

@@ -1,6 +1,7 @@
 // `make bench`: generates the data, measures every performance goal of the issues, prints the table
 // and writes .bench/results.json, a row as soon as it is measured. Each row is compared with a
 // baseline measured in the same run. Each section starts once the database is idle.
+import { execFileSync } from 'node:child_process';
 import { benchApiMemory } from './api-memory.js';
 import { deleteBenchContainers } from './bench-containers.js';
 import { benchUsers } from './bench-schema.js';
@@ -41,6 +42,17 @@ const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const report = new BenchReport();
 
+/** Runs `measure` with the three-broker cluster up, and stops the cluster after it. */
+async function withKafkaCluster<T>(measure: () => Promise<T>): Promise<T> {
+  const script = 'scripts/services/kafka-cluster.sh';
+  execFileSync(script, ['start'], { stdio: 'inherit' });
+  try {
+    return await measure();
+  } finally {
+    execFileSync(script, ['stop'], { stdio: 'inherit' });
+  }
+}
+
 /**
  * Runs a section when it is asked for, once the database is idle, and records its rows; its files
  * are deleted after it, whether it passed or not.
@@ -76,7 +88,7 @@ try {
   await section('import-file', () => benchFileImport(url, brokers, blobs, log));
   await section('userctl', () => benchUserctl(url, brokers, blobs, log));
   await section('api-memory', () => benchApiMemory(url, brokers, log));
-  await section('cluster', () => benchCluster(url, cluster, log));
+  await section('cluster', () => withKafkaCluster(() => benchCluster(url, cluster, log)));
   await section('tenancy', () => benchTenancy(url, brokers, log));
   await section('tenancy-backlog', () => benchSmallImportUnderBacklog(url, brokers, log));
   await section('tenancy-imports', () => benchImportsOfManyProjects(url, brokers, log));

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { generate } from 'selfsigned';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { dropSchema, freshSchema, rawCopy, record } from './imports.js';
+import { checkpoint } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
@@ -163,6 +164,7 @@ export async function benchUserctl(
   });
   const { port, token } = service;
   try {
+    await checkpoint(pool);
     const importedFrom = new Date();
     const started = process.hrtime.bigint();
     const code = await userctl(
