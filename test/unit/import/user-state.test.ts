@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { validate, version } from 'uuid';
-import { newRowId } from '../../../pipeline/import/user-state.js';
+import { v7 as uuidv7, validate, version } from 'uuid';
+import { newRowId, v7Text } from '../../../pipeline/import/user-state.js';
 
 describe('newRowId', () => {
   it('makes UUIDv7 ids that increase in the order they are made, many to a millisecond', () => {
@@ -31,5 +32,17 @@ describe('newRowId', () => {
       seqs.add(newRowId().slice(15, 18));
     }
     expect(seqs.size).to.be.greaterThan(10);
+  });
+
+  it("writes the uuid package's v7 of the same time, sequence and random bytes", () => {
+    const random = randomBytes(16 * 500);
+    for (let n = 0; n < 500; n++) {
+      // Times across the 48 bits (the top bytes too), sequences across the 32.
+      const msecs = Math.floor(Math.random() * 2 ** 48);
+      const seq = random.readInt32LE(n * 16);
+      const offset = n * 16;
+      const expected = uuidv7({ random: random.subarray(offset, offset + 16), msecs, seq });
+      expect(v7Text(msecs, seq, random, offset), `${msecs} ${seq}`).to.equal(expected);
+    }
   });
 });
