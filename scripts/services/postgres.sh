@@ -77,8 +77,8 @@ case "${1:-start}" in
     # 1.8 GB), twice (one project's, and a thousand projects'), as a production lookup database
     # holds its working set; memory is taken as touched. Commit times are kept so that the bench
     # can time a change from its commit to its event in the change feed. The bench's measured
-    # writes start after a CHECKPOINT, and one of them (about 1 GB of WAL at most) ends before
-    # max_wal_size asks for another.
+    # writes start after a CHECKPOINT, and max_wal_size stands well above what one of them
+    # writes, so that no checkpoint lands inside one.
     start_server "$dir" "$port" "-c synchronous_commit=off -c full_page_writes=off -c shared_buffers=4GB -c track_commit_timestamp=on -c max_wal_size=4GB" ||
       fail "$dir" "postgres did not start (is another server on port $port? set PG_PORT)"
     echo "postgres running on 127.0.0.1:$port ($bin)"
