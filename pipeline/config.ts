@@ -206,7 +206,10 @@ export interface ExportConfig {
   readonly timeLimitSeconds: number;
   /** Users per part of a split export (several workers write one file); 0: never split. */
   readonly partUsers: number;
-  /** Parts being read at once in the whole deployment: the rest wait, so exports never starve lookups. */
+  /**
+   * Export readers at once in the whole deployment (coordinators before they know their export is
+   * split, and parts being written): the rest wait, so exports never starve lookups.
+   */
   readonly readersMax: number;
   /** How long an export waits for the standby (databaseReadUrl) to replay past its request. */
   readonly standbyWaitSeconds: number;

@@ -16,7 +16,7 @@ import { useTestSchema } from '../../support/database.js';
 import { insertGeneratedUsers } from '../../support/users.js';
 
 // A split export's plan: ranges found one at a time, each by a walk of its own users only, and
-// parts claimed under the deployment's cap on part readers.
+// parts claimed under the deployment's cap on export readers.
 
 const USERS = 10_000;
 const TIED = 150; // users created at one instant: a range may end inside them
@@ -93,7 +93,7 @@ describe('export part plan', () => {
     expect(read, 'users read').to.be.within(SIZE, SIZE + 1);
   });
 
-  describe('claims under the cap on part readers', () => {
+  describe('claims under the cap on export readers', () => {
     /** A pending export task with `parts` planned parts, on blob `blob`. */
     async function plannedTask(blob: string, parts: number): Promise<string> {
       const id = newTaskId('export');
