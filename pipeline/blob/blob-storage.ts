@@ -143,18 +143,29 @@ export class BlobStorage {
     const blob = this.container.getBlockBlobClient(name);
     const ids: string[] = [];
     const inFlight = new Set<Promise<unknown>>();
+    // Each chunk is copied into its block as it comes, and a staged block's buffer is filled again:
+    // a chunk kept until its block filled would outlive the young generation, and every such
+    // buffer would wait for a full collection.
+    const spare: Buffer[] = [];
     let failed: unknown;
-    const stage = (block: Buffer) => {
+    const stage = (block: Buffer, length: number) => {
       const id = Buffer.from(`${prefix}-${String(ids.length).padStart(8, '0')}`).toString('base64');
       ids.push(id);
       const staged = blob
-        .stageBlock(id, block, block.length, signal ? { abortSignal: signal } : {})
+        .stageBlock(id, block.subarray(0, length), length, signal ? { abortSignal: signal } : {})
         .catch((err: unknown) => {
           failed ??= err;
         })
-        .finally(() => inFlight.delete(staged));
+        .finally(() => {
+          inFlight.delete(staged);
+          spare.push(block);
+        });
       inFlight.add(staged);
-      return staged;
+    };
+    const nextBlock = () => {
+      const bytes = blockBytes(sizes, ids.length);
+      const reused = spare.findIndex((b) => b.length === bytes);
+      return reused >= 0 ? (spare.splice(reused, 1)[0] as Buffer) : Buffer.allocUnsafeSlow(bytes);
     };
     // A failure stops the source with itself, so that whoever produces it learns why, rather than
     // of an abort by the loop's end.
@@ -162,23 +173,24 @@ export class BlobStorage {
       source.destroy(err instanceof Error ? err : new Error(String(err)));
       throw err;
     };
-    let pending: Buffer[] = [];
-    let size = 0;
+    let block = nextBlock();
+    let filled = 0;
     for await (const chunk of source as AsyncIterable<Buffer | string>) {
-      const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk; // a stream of text
-      pending.push(data);
-      size += data.length;
-      for (let bytes = blockBytes(sizes, ids.length); size >= bytes; bytes = blockBytes(sizes, ids.length)) {
+      let data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk; // a stream of text
+      while (data.length > 0) {
+        const copied = data.copy(block, filled);
+        filled += copied;
+        data = data.subarray(copied);
+        if (filled < block.length) continue;
         if (ids.length + 1 > MAX_BLOCKS) stop(tooLarge(ids.length + 1));
-        const whole = Buffer.concat(pending);
-        pending = [whole.subarray(bytes)];
-        size = pending[0]?.length ?? 0;
         if (inFlight.size >= UPLOAD_CONCURRENCY) await Promise.race(inFlight);
         if (failed !== undefined) stop(failed);
-        void stage(whole.subarray(0, bytes));
+        stage(block, filled);
+        block = nextBlock();
+        filled = 0;
       }
     }
-    if (size > 0) void stage(Buffer.concat(pending));
+    if (filled > 0) stage(block, filled);
     await Promise.all(inFlight);
     if (failed !== undefined) throw failed;
     return ids;

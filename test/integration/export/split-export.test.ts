@@ -28,6 +28,7 @@ import { useWorkerProcesses } from '../../support/worker-process.js';
 const USERS = 150_000;
 const TIED = 3_000; // users created at one instant: a range may end inside them
 const PART_USERS = 30_000;
+const NAME_LENGTH = 600;
 const ISSUER = 'http://localhost:3000'; // no generated user has a TOTP: the issuer is not written
 
 /** Which worker holds which part, as the export_parts rows show it while the export runs. */
@@ -74,7 +75,9 @@ describe('split export over two worker processes (kafka)', function () {
     spawnWorker({ ...kafkaExportWorkerEnv(container, prefix), EXPORT_PART_USERS: String(PART_USERS) });
 
   before(async () => {
-    await insertGeneratedUsers(db(), USERS);
+    // Names long enough that a part spans several blocks and is written over several of its
+    // progress reports: a worker can be seen, and killed, in the middle of one.
+    await insertGeneratedUsers(db(), USERS, { nameLength: NAME_LENGTH });
     await db().query(
       `INSERT INTO users (id, project_id, created_at, standard_attributes, custom_attributes)
        SELECT gen_random_uuid(), 'default', '2026-01-01T00:00:30Z', jsonb_build_object('email', 'tied' || n || '@example.com'),
