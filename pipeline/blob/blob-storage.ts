@@ -15,24 +15,14 @@ const DISCARD_LOOKS = 4;
 const DISCARD_LOOK_MS = 1_000;
 
 /**
- * The sizes of staged blocks. A block blob holds at most 50,000 blocks. A part of a split export is
- * large by design and stages blocks of 8 MiB: a file written in parts may reach 390 GiB. A file
- * written whole starts with blocks of 2 MiB, which keep a worker's memory low for the files most
- * exports are, and goes on in blocks of 8 MiB after its first 10,000 (20 GiB): it may reach 332 GiB.
+ * The size of a staged block. A block blob holds at most 50,000 blocks: a file may reach 390 GiB.
+ * Fewer, larger requests cost the store less for each byte; a block's buffer is resident only as
+ * far as it is filled, so a small file takes little memory.
  */
-export const PART_BLOCK_BYTES = 8 * 1024 * 1024;
-const FIRST_BLOCK_BYTES = 2 * 1024 * 1024;
-const FIRST_BLOCKS = 10_000;
+export const BLOCK_BYTES = 8 * 1024 * 1024;
 export const MAX_BLOCKS = 50_000;
 /** Blocks on their way to the store at once, per upload. */
 const UPLOAD_CONCURRENCY = 2;
-
-/** How a stream is cut into blocks: a part's (large blocks throughout) or a whole file's. */
-export type BlockSizes = 'part' | 'file';
-
-function blockBytes(sizes: BlockSizes, block: number): number {
-  return sizes === 'file' && block < FIRST_BLOCKS ? FIRST_BLOCK_BYTES : PART_BLOCK_BYTES;
-}
 
 /** Refuses a file of more blocks than one blob holds, before Azure refuses its block list. */
 export function assertFileFits(blocks: number): void {
@@ -42,7 +32,7 @@ export function assertFileFits(blocks: number): void {
 function tooLarge(blocks: number): EngineError {
   return new EngineError(
     'ExportFileTooLarge',
-    `the file needs ${blocks} blocks; one blob holds ${MAX_BLOCKS} blocks (390 GiB written in parts of ${PART_BLOCK_BYTES / 1024 / 1024} MiB blocks, 332 GiB written whole)`,
+    `the file needs ${blocks} blocks; one blob holds ${MAX_BLOCKS} blocks (390 GiB in blocks of ${BLOCK_BYTES / 1024 / 1024} MiB)`,
   );
 }
 
@@ -122,7 +112,7 @@ export class BlobStorage {
    * when the block list is committed at the end, so an upload cut short leaves no partial file.
    */
   async upload(name: string, source: Readable, headers: BlobHeaders, signal?: AbortSignal): Promise<void> {
-    await this.commitBlocks(name, await this.stageBlocks(name, source, 'file', signal, 'file'), headers);
+    await this.commitBlocks(name, await this.stageBlocks(name, source, 'file', signal), headers);
   }
 
   /**
@@ -132,13 +122,7 @@ export class BlobStorage {
    * prefixes of one length). Nothing is visible until commitBlocks names the blocks. A stream
    * longer than one blob holds fails at the block past the limit.
    */
-  async stageBlocks(
-    name: string,
-    source: Readable,
-    prefix: string,
-    signal?: AbortSignal,
-    sizes: BlockSizes = 'part',
-  ): Promise<string[]> {
+  async stageBlocks(name: string, source: Readable, prefix: string, signal?: AbortSignal): Promise<string[]> {
     await this.ensureContainer();
     const blob = this.container.getBlockBlobClient(name);
     const ids: string[] = [];
@@ -162,11 +146,7 @@ export class BlobStorage {
         });
       inFlight.add(staged);
     };
-    const nextBlock = () => {
-      const bytes = blockBytes(sizes, ids.length);
-      const reused = spare.findIndex((b) => b.length === bytes);
-      return reused >= 0 ? (spare.splice(reused, 1)[0] as Buffer) : Buffer.allocUnsafeSlow(bytes);
-    };
+    const nextBlock = () => spare.pop() ?? Buffer.allocUnsafeSlow(BLOCK_BYTES);
     // A failure stops the source with itself, so that whoever produces it learns why, rather than
     // of an abort by the loop's end.
     const stop = (err: unknown): never => {

@@ -1,10 +1,5 @@
 import type { ExportTaskOptions } from '../../schemas/index.js';
-import {
-  assertFileFits,
-  type BlobHeaders,
-  type BlobStorage,
-  PART_BLOCK_BYTES,
-} from '../blob/blob-storage.js';
+import { assertFileFits, BLOCK_BYTES, type BlobHeaders, type BlobStorage } from '../blob/blob-storage.js';
 import { digestOf, type FileDigest } from '../blob/file-digest.js';
 import { requireExportStorage } from '../blob/open-blob-storage.js';
 import type { TakenTask, TaskBus } from '../bus/bus.js';
@@ -209,7 +204,7 @@ export function projectedBlocks(states: readonly PartState[], plan: Pick<Plan, '
   const bytes = staged.reduce((sum, s) => sum + (s.bytes ?? 0), 0);
   const blocks = staged.reduce((sum, s) => sum + (s.block_ids?.length ?? 0), 0);
   const left = plan.users - users;
-  return blocks + Math.ceil((left * bytes) / users / PART_BLOCK_BYTES) + (plan.parts - staged.length);
+  return blocks + Math.ceil((left * bytes) / users / BLOCK_BYTES) + (plan.parts - staged.length);
 }
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, PART_POLL_MS));

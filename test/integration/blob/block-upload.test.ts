@@ -2,14 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { expect } from 'chai';
-import { BlobStorage } from '../../../pipeline/blob/blob-storage.js';
+import { BLOCK_BYTES, BlobStorage } from '../../../pipeline/blob/blob-storage.js';
 import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
 
 // A file is cut into blocks as it streams: each chunk is copied into the block being filled, and
 // a staged block's buffer is filled again. Whatever the chunks' sizes, the blob holds the stream's
 // bytes in order, in blocks of the set size.
 
-const MIB = 1024 * 1024;
 const HEADERS = { contentType: 'application/octet-stream', contentDisposition: 'attachment' };
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
@@ -24,9 +23,9 @@ describe('blob uploads in blocks (Azurite)', () => {
   it('stores every byte in order, from chunks of any size, across blocks used again', async () => {
     // Random bytes, so that a block overwritten before it was staged cannot go unseen; chunk sizes
     // that never meet a block's edge, one chunk longer than a block, and text among the bytes.
-    const file = randomBytes(7 * MIB + 12_345);
+    const file = randomBytes(3 * BLOCK_BYTES + 12_345);
     const text = 'an ASCII line of text\n'.repeat(1000);
-    const sizes = [1, 65_537, 3 * MIB, 999, 200_003];
+    const sizes = [1, 65_537, BLOCK_BYTES + 5, 999, 200_003];
     const chunks: (Buffer | string)[] = [];
     const expected: Buffer[] = [];
     for (let at = 0, n = 0; at < file.length; n++) {
@@ -41,11 +40,11 @@ describe('blob uploads in blocks (Azurite)', () => {
     }
     const whole = Buffer.concat(expected);
 
-    const ids = await blobs.stageBlocks('in-blocks.bin', Readable.from(chunks), 'p0', undefined, 'file');
+    const ids = await blobs.stageBlocks('in-blocks.bin', Readable.from(chunks), 'p0');
     await blobs.commitBlocks('in-blocks.bin', ids, HEADERS);
 
-    // Blocks of 2 MiB (a file's first blocks), the last one shorter.
-    expect(ids).to.have.length(Math.ceil(whole.length / (2 * MIB)));
+    // Blocks of BLOCK_BYTES, the last one shorter.
+    expect(ids).to.have.length(Math.ceil(whole.length / BLOCK_BYTES));
     const stored = await buffer(await blobs.read('in-blocks.bin'));
     expect(stored.length).to.equal(whole.length);
     expect(sha256(stored)).to.equal(sha256(whole));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BlobStorage, MAX_BLOCKS, PART_BLOCK_BYTES } from '../../../pipeline/blob/blob-storage.js';
+import { BLOCK_BYTES, BlobStorage, MAX_BLOCKS } from '../../../pipeline/blob/blob-storage.js';
 import type { PartState } from '../../../pipeline/db/export-parts.js';
 import { EngineError } from '../../../pipeline/errors.js';
 import { projectedBlocks } from '../../../pipeline/export/split-export.js';
@@ -10,9 +10,9 @@ import { testBlobConnectionString, uniqueContainer } from '../../support/blob-co
 
 const MIB = 1024 * 1024;
 
-/** A staged part of `users` users that wrote `bytes` bytes in blocks of PART_BLOCK_BYTES. */
+/** A staged part of `users` users that wrote `bytes` bytes in blocks of BLOCK_BYTES. */
 function staged(part: number, users: number, bytes: number): PartState {
-  const blocks = Math.ceil(bytes / PART_BLOCK_BYTES);
+  const blocks = Math.ceil(bytes / BLOCK_BYTES);
   return { part, processed: users, bytes, failure: null, block_ids: Array.from({ length: blocks }, String) };
 }
 
