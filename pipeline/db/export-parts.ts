@@ -49,8 +49,9 @@ export interface UserRange {
 
 /**
  * The range of up to `size` users (0: no bound) that follows `after` among those a statement keeps
- * (`condition` on `users u`): one walk of the users' creation-order index over that range, stopped
- * one user past it, nothing held or sorted. Run it in the snapshot's transaction.
+ * (`condition` on `users u`): one walk of the users' creation-order index to the range's last user
+ * and the one after it, nothing held or sorted; a range that is not full is counted by a second
+ * walk, over the few users it has. Run it in the snapshot's transaction.
  */
 export async function nextRange(
   db: Queryable,
@@ -58,20 +59,22 @@ export async function nextRange(
   size: number,
   after: UserKey | undefined,
 ): Promise<UserRange> {
-  const bound = after === undefined ? '' : 'AND (u.created_at, u.id) > ($2::timestamptz, $3::uuid)';
-  const { rows } = await db.query<{ n: number; last: boolean } & UserKey>(
-    `SELECT n::int, last, at, id FROM (
-       SELECT row_number() OVER w AS n, lead(r.id) OVER w IS NULL AS last, r.created_at::text AS at, r.id::text AS id
-         FROM (SELECT u.created_at, u.id FROM users u WHERE ${condition} ${bound}
-                ORDER BY u.created_at, u.id LIMIT $1::int + 1) r
-       WINDOW w AS (ORDER BY r.created_at, r.id)) s
-      WHERE n = $1 OR last ORDER BY n`,
-    [size > 0 ? size : null, ...(after === undefined ? [] : [after.at, after.id])],
-  );
-  const last = rows.at(-1);
-  if (last === undefined || last.n <= size || size === 0) return { users: last?.n ?? 0, through: undefined };
-  const end = rows[0] as UserKey;
-  return { users: size, through: { at: end.at, id: end.id } };
+  // The users after `after`, its key the statement's parameters from number `first` on.
+  const users = (first: number) => `FROM users u WHERE ${condition}
+     ${after === undefined ? '' : `AND (u.created_at, u.id) > ($${first}::timestamptz, $${first + 1}::uuid)`}`;
+  const bound = after === undefined ? [] : [after.at, after.id];
+  if (size > 0) {
+    const { rows } = await db.query<UserKey>(
+      // The keys are made text after the walk: the rows it passes over are not converted.
+      `SELECT r.created_at::text AS at, r.id::text AS id
+         FROM (SELECT u.created_at, u.id ${users(2)} ORDER BY u.created_at, u.id OFFSET $1::int - 1 LIMIT 2) r`,
+      [size, ...bound],
+    );
+    const end = rows[0];
+    if (end !== undefined) return { users: size, through: rows.length > 1 ? end : undefined };
+  }
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${users(1)}`, bound);
+  return { users: rows[0]?.n ?? 0, through: undefined };
 }
 
 /**

@@ -71,6 +71,12 @@ describe('export part plan', () => {
     expect(await walk(0), 'no size: one range of every user').to.deep.equal([
       { users: total, through: undefined },
     ]);
+    // Users left that fill the range exactly: it is the last, with no empty range after it.
+    expect(await walk(total), 'a size of every user').to.deep.equal([{ users: total, through: undefined }]);
+    expect(await walk(total / 2), 'two full ranges').to.deep.equal([
+      { users: total / 2, through: rows[total / 2 - 1] },
+      { users: total / 2, through: undefined },
+    ]);
   });
 
   it('reads only the range it finds, not every user', async () => {
