@@ -51,7 +51,7 @@ export interface UserRange {
  * The range of up to `size` users (0: no bound) that follows `after` among those a statement keeps
  * (`condition` on `users u`): one walk of the users' creation-order index to the range's last user
  * and the one after it, nothing held or sorted; a range that is not full is counted by a second
- * walk, over the few users it has. Run it in the snapshot's transaction.
+ * walk over its users. Run it in the snapshot's transaction.
  */
 export async function nextRange(
   db: Queryable,
@@ -59,7 +59,7 @@ export async function nextRange(
   size: number,
   after: UserKey | undefined,
 ): Promise<UserRange> {
-  // The users after `after`, its key the statement's parameters from number `first` on.
+  // The users after `after`, its key in the statement's parameters $first and $first + 1.
   const users = (first: number) => `FROM users u WHERE ${condition}
      ${after === undefined ? '' : `AND (u.created_at, u.id) > ($${first}::timestamptz, $${first + 1}::uuid)`}`;
   const bound = after === undefined ? [] : [after.at, after.id];

@@ -21,8 +21,8 @@ describe('blob uploads in blocks (Azurite)', () => {
   });
 
   it('stores every byte in order, from chunks of any size, across blocks used again', async () => {
-    // Random bytes, so that a block overwritten before it was staged cannot go unseen; chunk sizes
-    // that never meet a block's edge, one chunk longer than a block, and text among the bytes.
+    // Random bytes, so that a block overwritten before it was staged cannot go unseen; chunks that
+    // straddle the blocks' edges, one longer than a block, and text among the bytes.
     const file = randomBytes(3 * BLOCK_BYTES + 12_345);
     const text = 'an ASCII line of text\n'.repeat(1000);
     const sizes = [1, 65_537, BLOCK_BYTES + 5, 999, 200_003];
