@@ -287,34 +287,50 @@ function uriComponent(text: string): string {
 }
 
 /**
- * COPY text rows of the records statement -> records, pushed as one array per chunk received,
- * which keeps the per-object cost of the streams low. A user's rows may straddle two chunks: the
- * record is pushed with the chunk that starts the next user, or at the end.
+ * The records statement's COPY text, chunk by chunk -> the records each chunk completes. A user's
+ * rows may straddle two chunks (a character too): the record comes with the chunk that starts the
+ * next user, or at the end.
  */
-export function assembleRecords(options: AssemblyOptions): Transform {
-  const decoder = new StringDecoder('utf8'); // a character may straddle two chunks
-  const assembler = new RecordAssembler(options);
-  let rest = '';
-  const add = (line: string, records: UserRecord[]) => {
-    const record = assembler.add(line);
+export class CopyRecords {
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly assembler: RecordAssembler;
+  private rest = '';
+
+  constructor(options: AssemblyOptions) {
+    this.assembler = new RecordAssembler(options);
+  }
+
+  read(chunk: Buffer): UserRecord[] {
+    const lines = (this.rest + this.decoder.write(chunk)).split('\n');
+    this.rest = lines.pop() ?? '';
+    const records: UserRecord[] = [];
+    for (const line of lines) this.add(line, records);
+    return records;
+  }
+
+  end(): UserRecord[] {
+    const rest = this.rest + this.decoder.end();
+    this.rest = '';
+    const records: UserRecord[] = [];
+    if (rest !== '') this.add(rest, records);
+    const last = this.assembler.end();
+    if (last !== undefined) records.push(last);
+    return records;
+  }
+
+  private add(line: string, records: UserRecord[]): void {
+    const record = this.assembler.add(line);
     if (record !== undefined) records.push(record);
-  };
+  }
+}
+
+/** COPY text rows of the records statement -> records, pushed as one array per chunk received. */
+export function assembleRecords(options: AssemblyOptions): Transform {
+  const records = new CopyRecords(options);
+  const some = (list: UserRecord[]) => (list.length > 0 ? list : undefined);
   return streamStage(
     { readableObjectMode: true, readableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT },
-    (chunk: Buffer) => {
-      const lines = (rest + decoder.write(chunk)).split('\n');
-      rest = lines.pop() ?? '';
-      const records: UserRecord[] = [];
-      for (const line of lines) add(line, records);
-      return records.length > 0 ? records : undefined;
-    },
-    () => {
-      rest += decoder.end();
-      const records: UserRecord[] = [];
-      if (rest !== '') add(rest, records);
-      const last = assembler.end();
-      if (last !== undefined) records.push(last);
-      return records.length > 0 ? records : undefined;
-    },
+    (chunk: Buffer) => some(records.read(chunk)),
+    () => some(records.end()),
   );
 }

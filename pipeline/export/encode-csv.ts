@@ -1,7 +1,8 @@
-import type { Transform } from 'node:stream';
 import { type Options, stringify } from 'csv-stringify/sync';
-import { streamStage } from '../stream-stage.js';
-import { ENCODED_BYTES_AHEAD, RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
+import type { UserRecord } from './assemble-records.js';
+import type { BatchText } from './encode-records.js';
+import type { ExportField } from './pointers.js';
+import { projectPointers } from './project-pointers.js';
 
 /**
  * Cells as docs/decisions.md encodes them: strings as is, numbers in plain decimal, booleans
@@ -56,24 +57,35 @@ export function plainDecimal(value: number): string {
  * Rows (in arrays) -> CSV text, starting with the header row, which is written even for 0 users.
  * `withHeader: false`: the rows only (the parts of a split export after the first).
  */
-export function encodeCsv(
+export function csvRows(
   header: readonly string[],
-  { escapeFormulas = false, withHeader: writeHeader = true } = {},
-): Transform {
+  { escapeFormulas = false, withHeader = true } = {},
+): BatchText<unknown[]> {
   const options = escapeFormulas ? ESCAPING_OPTIONS : CSV_OPTIONS;
-  let headerWritten = !writeHeader;
-  const withHeader = (rows: unknown[][]) => {
-    if (headerWritten) return rows;
-    headerWritten = true;
-    return [header, ...rows];
-  };
-  return streamStage(
-    {
-      writableObjectMode: true,
-      writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-      readableHighWaterMark: ENCODED_BYTES_AHEAD,
+  let headerWritten = !withHeader;
+  return {
+    encode(rows) {
+      const text = stringify(headerWritten ? rows : [header, ...rows], options);
+      headerWritten = true;
+      return text;
     },
-    (rows: unknown[][]) => stringify(withHeader(rows), options),
-    () => (headerWritten ? undefined : stringify([header], options)),
+    end() {
+      if (headerWritten) return '';
+      headerWritten = true;
+      return stringify([header], options);
+    },
+  };
+}
+
+/** Records -> CSV text: each record's cells read by the fields' pointers (csvRows). */
+export function csvText(
+  fields: readonly ExportField[],
+  settings: { escapeFormulas?: boolean; withHeader?: boolean },
+): BatchText<UserRecord> {
+  const project = projectPointers(fields);
+  const rows = csvRows(
+    fields.map((f) => f.field_name),
+    settings,
   );
+  return { encode: (records) => rows.encode(project(records)), end: () => rows.end() };
 }

@@ -1,20 +1,14 @@
-import type { Transform } from 'node:stream';
-import { streamStage } from '../stream-stage.js';
 import type { UserRecord } from './assemble-records.js';
-import { ENCODED_BYTES_AHEAD, RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
+import type { BatchText } from './encode-records.js';
 
-/** Records (in arrays) -> ndjson: one compact JSON object per user and line. */
-export function encodeNdjson(): Transform {
-  return streamStage(
-    {
-      writableObjectMode: true,
-      writableHighWaterMark: RECORD_ARRAYS_IN_FLIGHT,
-      readableHighWaterMark: ENCODED_BYTES_AHEAD,
-    },
-    (records: UserRecord[]) => {
+/** Records -> ndjson: one compact JSON object per user and line. */
+export function ndjsonText(): BatchText<UserRecord> {
+  return {
+    encode(records) {
       let text = '';
       for (const record of records) text += `${JSON.stringify(record)}\n`;
       return text;
     },
-  );
+    end: () => '',
+  };
 }

@@ -1,14 +1,12 @@
-import type { Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { ExportTaskOptions } from '../../schemas/index.js';
 import { type DigestedFile, digestInto } from '../blob/file-digest.js';
 import type { PoolClient } from '../db/pool.js';
-import { streamStage } from '../stream-stage.js';
-import { assembleRecords, type UserRecord } from './assemble-records.js';
-import { encodeCsv } from './encode-csv.js';
-import { encodeNdjson } from './encode-ndjson.js';
-import { projectPointers } from './project-pointers.js';
-import { RECORD_ARRAYS_IN_FLIGHT } from './stage-marks.js';
+import { CopyRecords } from './assemble-records.js';
+import { csvText } from './encode-csv.js';
+import { ndjsonText } from './encode-ndjson.js';
+import { encodeRecords } from './encode-records.js';
 import { type SnapshotSettings, streamUserRows, TIME_POINTERS } from './user-rows.js';
 
 /** Which users the export's records statement reads, and what their records carry. */
@@ -35,7 +33,7 @@ export interface RecordsWriting<T> {
 /**
  * Streams the records of the snapshot prepared on `client` (prepareSnapshot) through the
  * format's encoder (and gzip) into the sink: rows -> records -> (CSV: pointer projection) ->
- * encoder -> file.
+ * text -> file, the middle steps in one stage (encodeRecords).
  */
 export async function writeRecords<T>(
   client: PoolClient,
@@ -43,38 +41,20 @@ export async function writeRecords<T>(
   options: ExportTaskOptions,
   writing: RecordsWriting<T>,
 ): Promise<DigestedFile<T>> {
-  const encoded: NodeJS.ReadWriteStream[] =
+  const text =
     options.format === 'csv'
-      ? [
-          projectPointers(options.fields),
-          encodeCsv(
-            options.fields.map((f) => f.field_name),
-            { escapeFormulas: options.escape_formulas === true, withHeader: writing.header },
-          ),
-        ]
-      : [encodeNdjson()];
-  if (options.compression === 'gzip') encoded.push(createGzip());
+      ? csvText(options.fields, {
+          escapeFormulas: options.escape_formulas === true,
+          withHeader: writing.header,
+        })
+      : ndjsonText();
   return digestInto(
     [
       streamUserRows(client, settings),
-      assembleRecords({ totpIssuer: writing.totpIssuer }),
-      progressCounter(writing.progress),
-      ...encoded,
+      encodeRecords(new CopyRecords({ totpIssuer: writing.totpIssuer }), text, writing.progress),
+      ...(options.compression === 'gzip' ? [createGzip()] : []),
     ],
     writing.sink,
     writing.signal,
-  );
-}
-
-/** Counts the records passing through and reports the count. */
-function progressCounter(report: (processed: number) => void): Transform {
-  let processed = 0;
-  return streamStage(
-    { objectMode: true, highWaterMark: RECORD_ARRAYS_IN_FLIGHT },
-    (records: UserRecord[]) => {
-      processed += records.length;
-      report(processed);
-      return records;
-    },
   );
 }

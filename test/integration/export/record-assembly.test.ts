@@ -7,8 +7,9 @@ import { configFromDocument } from '../../../pipeline/config.js';
 import { decodeCopyField } from '../../../pipeline/db/copy-text.js';
 import type { Pool } from '../../../pipeline/db/pool.js';
 import { withSnapshot } from '../../../pipeline/db/transaction.js';
-import { assembleRecords, RecordAssembler } from '../../../pipeline/export/assemble-records.js';
-import { encodeNdjson } from '../../../pipeline/export/encode-ndjson.js';
+import { CopyRecords, RecordAssembler } from '../../../pipeline/export/assemble-records.js';
+import { ndjsonText } from '../../../pipeline/export/encode-ndjson.js';
+import { encodeRecords } from '../../../pipeline/export/encode-records.js';
 import {
   type ExportFilters,
   prepareSnapshot,
@@ -204,8 +205,7 @@ async function assembledLines(db: Pool, settings: SnapshotSettings): Promise<str
     await prepareSnapshot(client, 'default', settings);
     return copyText(
       streamUserRows(client, settings),
-      assembleRecords({ totpIssuer: ISSUER }),
-      encodeNdjson(),
+      encodeRecords(new CopyRecords({ totpIssuer: ISSUER }), ndjsonText(), () => {}),
     );
   });
 }

@@ -2,8 +2,9 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { expect } from 'chai';
 import { EngineError } from '../../../pipeline/errors.js';
-import { encodeNdjson } from '../../../pipeline/export/encode-ndjson.js';
-import { projectPointers } from '../../../pipeline/export/project-pointers.js';
+import { CopyRecords } from '../../../pipeline/export/assemble-records.js';
+import { ndjsonText } from '../../../pipeline/export/encode-ndjson.js';
+import { encodeRecords } from '../../../pipeline/export/encode-records.js';
 import { prepareRecord } from '../../../pipeline/import/validate-record.js';
 import { streamStage } from '../../../pipeline/stream-stage.js';
 import { stageOutput } from '../../support/stage-streams.js';
@@ -65,18 +66,14 @@ describe('stream-stage: a throw in a stage fails its pipeline, never the process
     expect(failed).to.equal(own);
   });
 
-  it('holds for the real stages: a record that throws when read fails the export, not the process', async () => {
-    const poisoned = {
-      sub: 'u1',
-      get email(): string {
-        throw new RangeError('poisoned');
-      },
-    };
-    const projected = await failureOf(projectPointers([{ pointer: '/email', field_name: 'email' }]), [
-      [poisoned],
-    ]);
-    expect(projected).to.include({ code: 'StageFault' });
-    const encoded = await failureOf(encodeNdjson(), [[{ sub: 'u1', n: 10n }]]);
+  it('holds for the real stages: a user row that cannot be read fails the export, not the process', async () => {
+    // Attributes that are not JSON: the parser throws a SyntaxError when the next user's row
+    // completes the record.
+    const row = Buffer.from('0\tu1\tfalse\t{not json\t{}\t\\N\t\\N\t\\N\t\\N\t\\N\n');
+    const encoded = await failureOf(
+      encodeRecords(new CopyRecords({ totpIssuer: 'x' }), ndjsonText(), () => {}),
+      [row, row],
+    );
     expect(encoded).to.include({ code: 'StageFault' });
   });
 });
