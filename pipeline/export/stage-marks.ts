@@ -1,8 +1,9 @@
 // How much each stage of the export holds before it stops reading: the pipeline's flat memory.
 
 /**
- * Arrays of records (about a hundred users each) a stage may hold before it stops reading: enough
- * to keep every stage busy, few enough that the worker's memory stays flat (the bench's peak RSS rows).
+ * Arrays of records (about a hundred users each) the assembly stream (assembleRecords: the change
+ * feed's records) may hold before it stops reading: few, since a record kept waiting outlives the
+ * young generation. An export's records never wait between stages (encodeRecords).
  */
 export const RECORD_ARRAYS_IN_FLIGHT = 2;
 
