@@ -58,6 +58,9 @@ export function startProcess(
   // The workers' young generation, bounded as `make pipeline` bounds it (PIPELINE_SEMI_SPACE_MB).
   const semiSpace = process.env.PIPELINE_SEMI_SPACE_MB;
   if (entry === 'pipeline/main.ts' && semiSpace) heap.push(`--max-semi-space-size=${semiSpace}`);
+  // ... and the growth of their old generation between full collections (PIPELINE_HEAP_GROWING_PERCENT).
+  const growing = process.env.PIPELINE_HEAP_GROWING_PERCENT;
+  if (entry === 'pipeline/main.ts' && growing) heap.push(`--heap-growing-percent=${growing}`);
   return spawnUntilReady(entry, [...heap, compiled, ...args], { ...BENCH_SERVICE_ENV, ...env }, ready);
 }
 
