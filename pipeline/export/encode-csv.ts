@@ -54,12 +54,18 @@ export function plainDecimal(value: number): string {
 }
 
 /**
- * Rows (in arrays) -> CSV text, starting with the header row, which is written even for 0 users.
- * `withHeader: false`: the rows only (the parts of a split export after the first).
+ * How a CSV file is written: formula-like cells escaped or not; with its header row (the default),
+ * or the rows only (the parts of a split export after the first).
  */
+export interface CsvSettings {
+  readonly escapeFormulas?: boolean;
+  readonly withHeader?: boolean;
+}
+
+/** Rows (in arrays) -> CSV text, starting with the header row, which is written even for 0 users. */
 export function csvRows(
   header: readonly string[],
-  { escapeFormulas = false, withHeader = true } = {},
+  { escapeFormulas = false, withHeader = true }: CsvSettings = {},
 ): BatchText<unknown[]> {
   const options = escapeFormulas ? ESCAPING_OPTIONS : CSV_OPTIONS;
   let headerWritten = !withHeader;
@@ -78,10 +84,7 @@ export function csvRows(
 }
 
 /** Records -> CSV text: each record's cells read by the fields' pointers (csvRows). */
-export function csvText(
-  fields: readonly ExportField[],
-  settings: { escapeFormulas?: boolean; withHeader?: boolean },
-): BatchText<UserRecord> {
+export function csvText(fields: readonly ExportField[], settings: CsvSettings): BatchText<UserRecord> {
   const project = projectPointers(fields);
   const rows = csvRows(
     fields.map((f) => f.field_name),
