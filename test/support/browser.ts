@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type KeyInput, type Page } from 'puppeteer-core';
 import { eventually } from './eventually.js';
 
 /** The headless Chromium `make test` installs (scripts/services/chromium.sh). */
@@ -96,6 +96,37 @@ export async function textOnceIn(page: Page, selector: string, expected: RegExp)
   );
   if (!expected.test(text)) throw new Error(`${selector} never showed ${expected}; it shows: ${text}`);
   return text;
+}
+
+/**
+ * Presses `key` on the focused element and answers the file chooser it opens with `file`. The
+ * chooser is intercepted, and Chromium has acknowledged that, before the key goes down: puppeteer's
+ * `waitForFileChooser` sends the interception without waiting for it, and a chooser that opens
+ * first is cancelled unseen.
+ */
+export async function chooseFileWithKey(page: Page, key: KeyInput, file: string): Promise<void> {
+  const cdp = await page.createCDPSession();
+  try {
+    await cdp.send('Page.enable');
+    await cdp.send('Page.setInterceptFileChooserDialog', { enabled: true });
+    const opened = new Promise<number>((resolve, reject) =>
+      cdp.once('Page.fileChooserOpened', ({ backendNodeId }) =>
+        backendNodeId === undefined
+          ? reject(new Error('the file chooser names no input'))
+          : resolve(backendNodeId),
+      ),
+    );
+    await page.keyboard.press(key);
+    const backendNodeId = await Promise.race([
+      opened,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`pressing ${key} opened no file chooser`)), 10_000).unref(),
+      ),
+    ]);
+    await cdp.send('DOM.setFileInputFiles', { files: [file], backendNodeId });
+  } finally {
+    await cdp.detach();
+  }
 }
 
 /** Presses Tab until the element with this id has the focus: it is reachable by keyboard. */

@@ -11,7 +11,13 @@ import { devAdminToken } from '../../../pipeline/development-keys.js';
 import { verifyPassword } from '../../../pipeline/passwords/verify-password.js';
 import { useApiProcess } from '../../support/api-process.js';
 import { testBlobConnectionString, uniqueContainer } from '../../support/blob-containers.js';
-import { accessibilityViolations, tabTo, textOnceIn, useBrowser } from '../../support/browser.js';
+import {
+  accessibilityViolations,
+  chooseFileWithKey,
+  tabTo,
+  textOnceIn,
+  useBrowser,
+} from '../../support/browser.js';
 import { useTestSchema } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 
@@ -265,8 +271,7 @@ describe('web console', function () {
     await page().waitForSelector('#import-file');
     await page().evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
     await tabTo(page(), 'import-file');
-    const [chooser] = await Promise.all([page().waitForFileChooser(), page().keyboard.press('Space')]);
-    await chooser.accept([path.join(files, 'more.csv')]);
+    await chooseFileWithKey(page(), 'Space', path.join(files, 'more.csv'));
     await textOnceIn(page(), '#import-preview', /1 records in more\.csv/);
     await tabTo(page(), 'import-upsert');
     await page().keyboard.press('Space');
