@@ -15,8 +15,23 @@ import { ROW_COLUMNS, ROW_KINDS, type RowKind } from './user-records-sql.js';
 /** An exported user's record: the spec's members, read by pointers and written as one JSON line. */
 export type UserRecord = Record<string, unknown>;
 
-/** The rows of one kind, by column name. */
-type Row<K extends RowKind> = { readonly [C in (typeof ROW_COLUMNS)[K][number]]: string | null };
+/** A row's decoded fields: its kind, then its values in ROW_COLUMNS's order (null is SQL NULL). */
+type Row = readonly (string | null)[];
+
+/**
+ * Where each column of a row of `kind` is among its fields. Rows stay the arrays they were decoded
+ * into: an object per row, its members set by name, cost the assembly more than the rest of it.
+ */
+function columnsOf<K extends RowKind>(kind: K): { readonly [C in (typeof ROW_COLUMNS)[K][number]]: number } {
+  return Object.fromEntries(ROW_COLUMNS[kind].map((column, n) => [column, n + 1])) as {
+    [C in (typeof ROW_COLUMNS)[K][number]]: number;
+  };
+}
+
+const USER = columnsOf('user');
+const IDENTITY = columnsOf('identity');
+const AUTHENTICATOR = columnsOf('authenticator');
+const VERIFIED_CLAIM = columnsOf('verified_claim');
 
 /** What the assembly needs besides the rows: the issuer named in TOTP URIs. */
 export interface AssemblyOptions {
@@ -35,12 +50,12 @@ export const STANDARD_ATTRIBUTES = [
 
 /** One user's rows, gathered until the next user's row. */
 interface UserRows {
-  readonly user: Row<'user'>;
-  readonly identities: Row<'identity'>[];
+  readonly user: Row;
+  readonly identities: Row[];
   readonly roles: string[];
   readonly groups: string[];
-  readonly authenticators: Row<'authenticator'>[];
-  readonly verifiedClaims: Row<'verified_claim'>[];
+  readonly authenticators: Row[];
+  readonly verifiedClaims: Row[];
 }
 
 /** The fields a row of each kind has that the assembly reads: its kind, then its values. */
@@ -65,7 +80,7 @@ export class RecordAssembler {
     if (kind === 'user') {
       const done = this.end();
       this.current = {
-        user: rowOf('user', fields),
+        user: fields,
         identities: [],
         roles: [],
         groups: [],
@@ -77,11 +92,11 @@ export class RecordAssembler {
     const rows = this.current;
     if (rows === undefined)
       throw new EngineError('RecordsRowUnexpected', `unexpected records row: a ${kind} before any user`);
-    if (kind === 'identity') rows.identities.push(rowOf(kind, fields));
+    if (kind === 'identity') rows.identities.push(fields);
     else if (kind === 'role') rows.roles.push(fields[1] as string);
     else if (kind === 'group') rows.groups.push(fields[1] as string);
-    else if (kind === 'authenticator') rows.authenticators.push(rowOf(kind, fields));
-    else rows.verifiedClaims.push(rowOf(kind, fields));
+    else if (kind === 'authenticator') rows.authenticators.push(fields);
+    else rows.verifiedClaims.push(fields);
     return undefined;
   }
 
@@ -92,20 +107,13 @@ export class RecordAssembler {
   }
 }
 
-function rowOf<K extends RowKind>(kind: K, fields: readonly (string | null)[]): Row<K> {
-  const row: Record<string, string | null> = {};
-  const columns: readonly string[] = ROW_COLUMNS[kind];
-  for (let n = 0; n < columns.length; n++) row[columns[n] as string] = fields[n + 1] ?? null;
-  return row as Row<K>;
-}
-
 function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   const { user } = rows;
-  const standard = (parseJson(user.standard_attributes, false) ?? {}) as Record<string, unknown>;
-  const record: UserRecord = { sub: user.id };
-  put(record, 'created_at', user.created_at);
-  put(record, 'updated_at', user.updated_at);
-  put(record, 'last_login_at', user.last_login_at);
+  const standard = (parseJson(field(user, USER.standard_attributes), false) ?? {}) as Record<string, unknown>;
+  const record: UserRecord = { sub: user[USER.id] };
+  put(record, 'created_at', user[USER.created_at]);
+  put(record, 'updated_at', user[USER.updated_at]);
+  put(record, 'last_login_at', user[USER.last_login_at]);
   for (const name of STANDARD_ATTRIBUTES) {
     if (name === 'email_verified') put(record, name, isVerified(standard, 'email', rows.verifiedClaims));
     else if (name === 'phone_number_verified')
@@ -114,17 +122,24 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   }
   record.roles = rows.roles;
   record.groups = rows.groups;
-  record.disabled = user.is_disabled === 'true';
-  put(record, 'account_valid_from', user.account_valid_from);
-  put(record, 'account_valid_until', user.account_valid_until);
-  const primary = rows.authenticators.find((a) => a.kind === 'primary' && a.type === 'password');
+  record.disabled = user[USER.is_disabled] === 'true';
+  put(record, 'account_valid_from', user[USER.account_valid_from]);
+  put(record, 'account_valid_until', user[USER.account_valid_until]);
+  const primary = rows.authenticators.find(
+    (a) => a[AUTHENTICATOR.kind] === 'primary' && a[AUTHENTICATOR.type] === 'password',
+  );
   put(record, 'password', primary && passwordOf(primary));
   record.identities = rows.identities.map(identityOf);
   record.mfa = mfaOf(rows, standard, options.totpIssuer);
   record.biometric_count = 0;
   record.passkey_count = 0;
-  put(record, 'custom_attributes', parseJson(user.custom_attributes, true));
+  put(record, 'custom_attributes', parseJson(field(user, USER.custom_attributes), true));
   return record;
+}
+
+/** A field of a row, null when the row is shorter (a row is read only as far as its kind's columns). */
+function field(row: Row, at: number): string | null {
+  return row[at] ?? null;
 }
 
 /** Sets a member unless its value is null or missing (json_strip_nulls). */
@@ -164,50 +179,51 @@ function textMember(object: Record<string, unknown>, name: string): string | nul
 function isVerified(
   standard: Record<string, unknown>,
   claim: 'email' | 'phone_number',
-  verified: readonly Row<'verified_claim'>[],
+  verified: readonly Row[],
 ): boolean | undefined {
   if (!Object.hasOwn(standard, claim)) return undefined;
   const value = textMember(standard, claim);
-  return verified.some((v) => v.name === claim && v.value === value);
+  return verified.some((v) => v[VERIFIED_CLAIM.name] === claim && v[VERIFIED_CLAIM.value] === value);
 }
 
 /**
  * A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts),
  * and `expire_after` when the password must be changed after a time.
  */
-function passwordOf(authenticator: Row<'authenticator'>): UserRecord | undefined {
-  const hash = authenticator.password_hash;
+function passwordOf(authenticator: Row): UserRecord | undefined {
+  const hash = field(authenticator, AUTHENTICATOR.password_hash);
   if (hash === null) return undefined;
   const type = hash.startsWith('$2') ? 'bcrypt' : (hash.split('$')[1] ?? '').replaceAll('-', '_');
-  const expiry = authenticator.expire_after;
+  const expiry = field(authenticator, AUTHENTICATOR.expire_after);
   return expiry === null
     ? { type, password_hash: hash }
     : { type, password_hash: hash, expire_after: expiry };
 }
 
-function identityOf(identity: Row<'identity'>): UserRecord {
-  const claims = parseJson(identity.claims, false) as Record<string, unknown>;
-  if (identity.type === 'login_id')
+function identityOf(identity: Row): UserRecord {
+  const claims = parseJson(field(identity, IDENTITY.claims), false) as Record<string, unknown>;
+  const type = identity[IDENTITY.type];
+  if (type === 'login_id')
     return {
-      type: identity.type,
+      type,
       login_id: {
-        key: identity.login_id_key,
-        original_value: identity.original_login_id,
-        type: identity.login_id_type,
-        value: identity.login_id,
+        key: identity[IDENTITY.login_id_key],
+        original_value: identity[IDENTITY.original_login_id],
+        type: identity[IDENTITY.login_id_type],
+        value: identity[IDENTITY.login_id],
       },
       claims: mergedClaims(claims, {
-        email: identity.email,
-        phone_number: identity.phone_number,
-        preferred_username: identity.preferred_username,
+        email: field(identity, IDENTITY.email),
+        phone_number: field(identity, IDENTITY.phone_number),
+        preferred_username: field(identity, IDENTITY.preferred_username),
       }),
     };
   const oauth: UserRecord = {};
-  put(oauth, 'provider_alias', identity.provider_alias);
-  put(oauth, 'provider_type', identity.provider_type);
-  put(oauth, 'provider_subject_id', identity.provider_subject_id);
-  oauth.user_profile = parseJson(identity.profile, true) ?? {};
-  return { type: identity.type, oauth, claims: stripNulls(claims) };
+  put(oauth, 'provider_alias', identity[IDENTITY.provider_alias]);
+  put(oauth, 'provider_type', identity[IDENTITY.provider_type]);
+  put(oauth, 'provider_subject_id', identity[IDENTITY.provider_subject_id]);
+  oauth.user_profile = parseJson(field(identity, IDENTITY.profile), true) ?? {};
+  return { type, oauth, claims: stripNulls(claims) };
 }
 
 /**
@@ -254,20 +270,22 @@ function jsonbKeyOrder(a: string, b: string): number {
 
 /** The user's second factors; the record always has `mfa`, with empty lists when there are none. */
 function mfaOf(rows: UserRows, standard: Record<string, unknown>, issuer: string): UserRecord {
-  const secondary = rows.authenticators.filter((a) => a.kind === 'secondary');
+  const secondary = rows.authenticators.filter((a) => a[AUTHENTICATOR.kind] === 'secondary');
+  const ofType = (type: string) => secondary.filter((a) => a[AUTHENTICATOR.type] === type);
   const label =
     textMember(standard, 'email') ??
     textMember(standard, 'phone_number') ??
     textMember(standard, 'preferred_username') ??
-    (rows.user.id as string);
+    (rows.user[USER.id] as string);
   const mfa: UserRecord = {
-    emails: secondary.filter((a) => a.type === 'oob_otp_email').map((a) => a.email),
-    phone_numbers: secondary.filter((a) => a.type === 'oob_otp_sms').map((a) => a.phone),
-    totps: secondary
-      .filter((a) => a.type === 'totp')
-      .map((a) => ({ secret: a.totp_secret, uri: totpUri(issuer, label, a.totp_secret as string) })),
+    emails: ofType('oob_otp_email').map((a) => a[AUTHENTICATOR.email]),
+    phone_numbers: ofType('oob_otp_sms').map((a) => a[AUTHENTICATOR.phone]),
+    totps: ofType('totp').map((a) => {
+      const secret = a[AUTHENTICATOR.totp_secret] as string;
+      return { secret, uri: totpUri(issuer, label, secret) };
+    }),
   };
-  const password = secondary.find((a) => a.type === 'password');
+  const password = secondary.find((a) => a[AUTHENTICATOR.type] === 'password');
   put(mfa, 'password', password && passwordOf(password));
   return mfa;
 }
