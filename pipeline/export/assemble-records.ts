@@ -20,7 +20,8 @@ type Row = readonly (string | null)[];
 
 /**
  * Where each column of a row of `kind` is among its fields. Rows stay the arrays they were decoded
- * into: an object per row, its members set by name, cost the assembly more than the rest of it.
+ * into: an object per row, its members set by a name that changes from store to store, is slow to
+ * build.
  */
 function columnsOf<K extends RowKind>(kind: K): { readonly [C in (typeof ROW_COLUMNS)[K][number]]: number } {
   return Object.fromEntries(ROW_COLUMNS[kind].map((column, n) => [column, n + 1])) as {
@@ -110,10 +111,10 @@ export class RecordAssembler {
 function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   const { user } = rows;
   const standard = (parseJson(field(user, USER.standard_attributes), false) ?? {}) as Record<string, unknown>;
-  const record: UserRecord = { sub: user[USER.id] };
-  put(record, 'created_at', user[USER.created_at]);
-  put(record, 'updated_at', user[USER.updated_at]);
-  put(record, 'last_login_at', user[USER.last_login_at]);
+  const record: UserRecord = { sub: field(user, USER.id) };
+  put(record, 'created_at', field(user, USER.created_at));
+  put(record, 'updated_at', field(user, USER.updated_at));
+  put(record, 'last_login_at', field(user, USER.last_login_at));
   for (const name of STANDARD_ATTRIBUTES) {
     if (name === 'email_verified') put(record, name, isVerified(standard, 'email', rows.verifiedClaims));
     else if (name === 'phone_number_verified')
@@ -122,11 +123,11 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   }
   record.roles = rows.roles;
   record.groups = rows.groups;
-  record.disabled = user[USER.is_disabled] === 'true';
-  put(record, 'account_valid_from', user[USER.account_valid_from]);
-  put(record, 'account_valid_until', user[USER.account_valid_until]);
+  record.disabled = field(user, USER.is_disabled) === 'true';
+  put(record, 'account_valid_from', field(user, USER.account_valid_from));
+  put(record, 'account_valid_until', field(user, USER.account_valid_until));
   const primary = rows.authenticators.find(
-    (a) => a[AUTHENTICATOR.kind] === 'primary' && a[AUTHENTICATOR.type] === 'password',
+    (a) => field(a, AUTHENTICATOR.kind) === 'primary' && field(a, AUTHENTICATOR.type) === 'password',
   );
   put(record, 'password', primary && passwordOf(primary));
   record.identities = rows.identities.map(identityOf);
@@ -137,7 +138,7 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   return record;
 }
 
-/** A field of a row, null when the row is shorter (a row is read only as far as its kind's columns). */
+/** A column's value in a row (which holds every column of its kind: decodeCopyFields). */
 function field(row: Row, at: number): string | null {
   return row[at] ?? null;
 }
@@ -183,7 +184,9 @@ function isVerified(
 ): boolean | undefined {
   if (!Object.hasOwn(standard, claim)) return undefined;
   const value = textMember(standard, claim);
-  return verified.some((v) => v[VERIFIED_CLAIM.name] === claim && v[VERIFIED_CLAIM.value] === value);
+  return verified.some(
+    (v) => field(v, VERIFIED_CLAIM.name) === claim && field(v, VERIFIED_CLAIM.value) === value,
+  );
 }
 
 /**
@@ -202,15 +205,15 @@ function passwordOf(authenticator: Row): UserRecord | undefined {
 
 function identityOf(identity: Row): UserRecord {
   const claims = parseJson(field(identity, IDENTITY.claims), false) as Record<string, unknown>;
-  const type = identity[IDENTITY.type];
+  const type = field(identity, IDENTITY.type);
   if (type === 'login_id')
     return {
       type,
       login_id: {
-        key: identity[IDENTITY.login_id_key],
-        original_value: identity[IDENTITY.original_login_id],
-        type: identity[IDENTITY.login_id_type],
-        value: identity[IDENTITY.login_id],
+        key: field(identity, IDENTITY.login_id_key),
+        original_value: field(identity, IDENTITY.original_login_id),
+        type: field(identity, IDENTITY.login_id_type),
+        value: field(identity, IDENTITY.login_id),
       },
       claims: mergedClaims(claims, {
         email: field(identity, IDENTITY.email),
@@ -219,9 +222,9 @@ function identityOf(identity: Row): UserRecord {
       }),
     };
   const oauth: UserRecord = {};
-  put(oauth, 'provider_alias', identity[IDENTITY.provider_alias]);
-  put(oauth, 'provider_type', identity[IDENTITY.provider_type]);
-  put(oauth, 'provider_subject_id', identity[IDENTITY.provider_subject_id]);
+  put(oauth, 'provider_alias', field(identity, IDENTITY.provider_alias));
+  put(oauth, 'provider_type', field(identity, IDENTITY.provider_type));
+  put(oauth, 'provider_subject_id', field(identity, IDENTITY.provider_subject_id));
   oauth.user_profile = parseJson(field(identity, IDENTITY.profile), true) ?? {};
   return { type, oauth, claims: stripNulls(claims) };
 }
@@ -270,22 +273,22 @@ function jsonbKeyOrder(a: string, b: string): number {
 
 /** The user's second factors; the record always has `mfa`, with empty lists when there are none. */
 function mfaOf(rows: UserRows, standard: Record<string, unknown>, issuer: string): UserRecord {
-  const secondary = rows.authenticators.filter((a) => a[AUTHENTICATOR.kind] === 'secondary');
-  const ofType = (type: string) => secondary.filter((a) => a[AUTHENTICATOR.type] === type);
+  const secondary = rows.authenticators.filter((a) => field(a, AUTHENTICATOR.kind) === 'secondary');
+  const ofType = (type: string) => secondary.filter((a) => field(a, AUTHENTICATOR.type) === type);
   const label =
     textMember(standard, 'email') ??
     textMember(standard, 'phone_number') ??
     textMember(standard, 'preferred_username') ??
-    (rows.user[USER.id] as string);
+    (field(rows.user, USER.id) as string);
   const mfa: UserRecord = {
-    emails: ofType('oob_otp_email').map((a) => a[AUTHENTICATOR.email]),
-    phone_numbers: ofType('oob_otp_sms').map((a) => a[AUTHENTICATOR.phone]),
+    emails: ofType('oob_otp_email').map((a) => field(a, AUTHENTICATOR.email)),
+    phone_numbers: ofType('oob_otp_sms').map((a) => field(a, AUTHENTICATOR.phone)),
     totps: ofType('totp').map((a) => {
-      const secret = a[AUTHENTICATOR.totp_secret] as string;
+      const secret = field(a, AUTHENTICATOR.totp_secret) as string;
       return { secret, uri: totpUri(issuer, label, secret) };
     }),
   };
-  const password = secondary.find((a) => a[AUTHENTICATOR.type] === 'password');
+  const password = secondary.find((a) => field(a, AUTHENTICATOR.type) === 'password');
   put(mfa, 'password', password && passwordOf(password));
   return mfa;
 }
