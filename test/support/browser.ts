@@ -117,12 +117,13 @@ export async function chooseFileWithKey(page: Page, key: KeyInput, file: string)
       ),
     );
     await page.keyboard.press(key);
+    let timer: NodeJS.Timeout | undefined;
     const backendNodeId = await Promise.race([
       opened,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`pressing ${key} opened no file chooser`)), 10_000).unref(),
-      ),
-    ]);
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`pressing ${key} opened no file chooser`)), 10_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
     await cdp.send('DOM.setFileInputFiles', { files: [file], backendNodeId });
   } finally {
     await cdp.detach();
