@@ -31,6 +31,8 @@ function columnsOf<K extends RowKind>(kind: K): { readonly [C in (typeof ROW_COL
 
 const USER = columnsOf('user');
 const IDENTITY = columnsOf('identity');
+const ROLE = columnsOf('role');
+const GROUP = columnsOf('group');
 const AUTHENTICATOR = columnsOf('authenticator');
 const VERIFIED_CLAIM = columnsOf('verified_claim');
 
@@ -94,8 +96,8 @@ export class RecordAssembler {
     if (rows === undefined)
       throw new EngineError('RecordsRowUnexpected', `unexpected records row: a ${kind} before any user`);
     if (kind === 'identity') rows.identities.push(fields);
-    else if (kind === 'role') rows.roles.push(fields[1] as string);
-    else if (kind === 'group') rows.groups.push(fields[1] as string);
+    else if (kind === 'role') rows.roles.push(field(fields, ROLE.key) as string);
+    else if (kind === 'group') rows.groups.push(field(fields, GROUP.key) as string);
     else if (kind === 'authenticator') rows.authenticators.push(fields);
     else rows.verifiedClaims.push(fields);
     return undefined;
