@@ -1,7 +1,7 @@
 -- The member tables' capture (033) finds the changed users with a statement planned once per
--- connection and kept: a worker's first batch into a new project plans it against a users table of
--- a few rows, and a sequential scan of users stays its plan while the table grows, each statement
--- comparing every user with every id of the batch. Planned at each run instead, with the ids as a
+-- connection and kept: a worker's first batch into a new deployment plans it against a users table
+-- of a few rows, and a sequential scan of users stays its plan while the table grows, each
+-- statement comparing every user with every id of the batch. Planned at each run instead, with the ids as a
 -- parameter, it reads the users by their key.
 CREATE OR REPLACE FUNCTION capture_user_members() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
