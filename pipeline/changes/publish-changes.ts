@@ -22,8 +22,11 @@ import { type ProjectChange, readChanges } from './read-changes.js';
 export interface ChangeSink {
   /** The publication's name: its cursor and lease. */
   readonly name: string;
-  /** Whether it publishes a project's events (those of others are passed over unread). */
-  wants(project: string): boolean;
+  /**
+   * The projects whose events it publishes, among those registered (the others' are passed over
+   * unread); undefined: every project's, registered or not.
+   */
+  projects(registered: readonly string[]): readonly string[] | undefined;
   /** Publishes a page; resolves once the sink holds it (it is not published again after that). */
   publish(changes: readonly ProjectChange[]): Promise<void>;
   close(): Promise<void>;
@@ -43,7 +46,7 @@ const LEASE_SECONDS = 10;
 export function startChangePublication(
   pool: Pool,
   sink: ChangeSink,
-  projects: Pick<ProjectRegistry, 'get' | 'refresh'>,
+  projects: Pick<ProjectRegistry, 'get' | 'ids' | 'refresh'>,
   log: Logger,
 ): RelayLoop {
   const owner = randomUUID();
@@ -62,11 +65,10 @@ export function startChangePublication(
     const after = await leasePublication(pool, sink.name, owner, LEASE_SECONDS);
     if (!after) return false;
     const page = await readChanges(pool, {
-      project: undefined,
+      project: sink.projects(projects.ids()),
       after,
       limit: PAGE_EVENTS,
       totpIssuer,
-      wanted: sink.wants,
     });
     if (page.changes.length > 0) await sink.publish(page.changes);
     if (page.next.txid === after.txid && page.next.userId === after.userId) return false;
@@ -123,7 +125,7 @@ export async function kafkaChangeSink(
   await producer.connect();
   return {
     name: 'kafka',
-    wants: () => true,
+    projects: () => undefined,
     async publish(changes) {
       // Sent in batches of about SEND_BYTES, each well under the topic's largest message batch.
       let messages: Message[] = [];
@@ -154,8 +156,10 @@ export function webhookChangeSink(pool: Pool, projects: Pick<ProjectRegistry, 'g
     projects.get(project)?.webhooks.some((endpoint) => endpoint.events.includes(type)) === true;
   return {
     name: 'webhooks',
-    // The type is known once the record is read: a project with an endpoint of any user event.
-    wants: (project) => USER_EVENTS.some((type) => wanted(project, type)),
+    // The type is known once the record is read: the projects with an endpoint of any user
+    // event. Without one, no row of the log is read.
+    projects: (registered) =>
+      registered.filter((project) => USER_EVENTS.some((type) => wanted(project, type))),
     publish: (changes) =>
       writeChangeEvents(
         pool,
@@ -185,7 +189,7 @@ const START_RETRY_MS = 2_000;
 export function startChangePublications(
   config: ServiceConfig,
   pool: Pool,
-  projects: Pick<ProjectRegistry, 'get' | 'refresh'>,
+  projects: Pick<ProjectRegistry, 'get' | 'ids' | 'refresh'>,
   log: Logger,
 ): { stop(): Promise<void> } {
   const started: RelayLoop[] = [

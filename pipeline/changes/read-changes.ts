@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from '../db/pool.js';
 import { withSnapshot } from '../db/transaction.js';
-import { type ChangeRow, readChangeRows } from '../db/user-change-log.js';
+import { type ChangeRow, type ChangeScope, readChangeRows } from '../db/user-change-log.js';
 import { ApiError } from '../errors.js';
 import type { UserRecord } from '../export/assemble-records.js';
 import { readUserRecords } from '../export/user-rows.js';
@@ -40,14 +40,15 @@ export interface ChangesPage {
 
 /** What a read of the feed names. */
 export interface ChangesRead {
-  /** The project whose events are read; every project's when undefined (the publisher). */
-  readonly project: string | undefined;
+  /**
+   * Whose events are read: one project's, a publisher's projects (the others' are passed over
+   * unread), or every project's when undefined.
+   */
+  readonly project: ChangeScope;
   readonly after: ChangesCursor;
   readonly limit: number;
   /** The issuer of a project's TOTP URIs (its public origin), as its export writes them. */
   readonly totpIssuer: (project: string) => Promise<string>;
-  /** Which projects' events are read (a publisher's); the others are passed over. All by default. */
-  readonly wanted?: (project: string) => boolean;
 }
 
 /**
@@ -66,9 +67,8 @@ export async function readChanges(pool: Pool, read: ChangesRead): Promise<Change
     if (BigInt(read.after.txid) > BigInt(page.watermark))
       throw new ApiError('ChangesCursorInvalid', 'not a change feed cursor: it is past the feed');
     const records = new Map<string, Map<string, UserRecord>>();
-    const rows = read.wanted ? page.rows.filter((row) => read.wanted?.(row.project_id)) : page.rows;
     const usersOf = new Map<string, Set<string>>();
-    for (const row of rows) {
+    for (const row of page.rows) {
       const users = usersOf.get(row.project_id) ?? new Set<string>();
       usersOf.set(row.project_id, users.add(row.user_id));
     }
@@ -76,7 +76,7 @@ export async function readChanges(pool: Pool, read: ChangesRead): Promise<Change
       const issuer = await read.totpIssuer(project);
       records.set(project, await readUserRecords(client, project, [...users], { totpIssuer: issuer }));
     }
-    const changes = rows.map((row) => ({
+    const changes = page.rows.map((row) => ({
       project: row.project_id,
       event: changeEvent(row, records.get(row.project_id)?.get(row.user_id)),
       cursor: keepSnapshot({ txid: row.txid, userId: row.user_id }, read.after.snapshot),

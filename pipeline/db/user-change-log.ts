@@ -32,13 +32,25 @@ export interface ChangeRows {
 }
 
 /**
- * The rows after `after` (of `project`, or of every project when undefined) and below the
- * watermark, in position order, leaving out those of transactions `after.snapshot` holds. Run in
- * the snapshot the records are then read in: the watermark is that snapshot's.
+ * Whose rows a read takes: one project's (the HTTP feed), those of a list of projects (a
+ * publisher's: the projects it publishes; none for an empty list), or every project's (undefined).
+ */
+export type ChangeScope = string | readonly string[] | undefined;
+
+/** The condition on `user_change_log l` that keeps the rows of `scope` ($1). */
+function scopeSql(scope: ChangeScope): string {
+  if (scope === undefined) return '$1::text IS NULL';
+  return typeof scope === 'string' ? 'l.project_id = $1' : 'l.project_id = ANY ($1::text[])';
+}
+
+/**
+ * The rows of `scope` after `after` and below the watermark, in position order, leaving out those
+ * of transactions `after.snapshot` holds. Run in the snapshot the records are then read in: the
+ * watermark is that snapshot's.
  */
 export async function readChangeRows(
   db: Queryable,
-  project: string | undefined,
+  scope: ChangeScope,
   after: ChangePosition,
   limit: number,
 ): Promise<ChangeRows> {
@@ -49,11 +61,11 @@ export async function readChangeRows(
             l.user_id, l.kind, l.occurred_at
        FROM mark m LEFT JOIN LATERAL (
          SELECT * FROM user_change_log l
-          WHERE ${project === undefined ? '$1::text IS NULL' : 'l.project_id = $1'}
+          WHERE ${scopeSql(scope)}
             AND (l.txid, l.user_id) > ($2::xid8, $3::uuid) AND l.txid < m.watermark
             AND ($4::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(l.txid, $4::pg_snapshot))
           ORDER BY l.txid, l.user_id LIMIT $5) l ON true`,
-    [project ?? null, after.txid, after.userId, after.snapshot ?? null, limit],
+    [scope ?? null, after.txid, after.userId, after.snapshot ?? null, limit],
   );
   const first = rows[0] as { watermark: string; floor: string };
   return {
