@@ -4,6 +4,8 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { migrate } from '../../../pipeline/db/migrate.js';
 import { createPool, type Pool } from '../../../pipeline/db/pool.js';
+import { insertTask } from '../../../pipeline/db/tasks/admission.js';
+import { newTaskId } from '../../../schemas/task-id.js';
 import { testDatabaseUrl, useTestSchema } from '../../support/database.js';
 
 describe('db/migrate', () => {
@@ -83,6 +85,22 @@ describe('db/migrate', () => {
     } finally {
       client.release();
     }
+  });
+
+  it("stores an import's message compressed with lz4", async () => {
+    const records = Array.from({ length: 2_000 }, (_, i) => JSON.stringify({ email: `m${i}@example.com` }));
+    await insertTask(db(), {
+      id: newTaskId('import'),
+      project: 'default',
+      kind: 'import',
+      message: records.join('\n'),
+      options: {},
+      total: records.length,
+    });
+    const { rows } = await db().query<{ method: string }>(
+      'SELECT pg_column_compression(message) AS method FROM task_outbox',
+    );
+    expect(rows.map((r) => r.method)).to.deep.equal(['lz4']);
   });
 
   it('keeps login ids unique per key and OAuth subjects unique per alias', async () => {
