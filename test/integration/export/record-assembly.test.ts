@@ -229,6 +229,7 @@ interface PlanNode {
   readonly 'Node Type': string;
   readonly 'Sort Key'?: string[];
   readonly 'Relation Name'?: string;
+  readonly 'Index Name'?: string;
   readonly 'Index Cond'?: string;
   readonly Plans?: PlanNode[];
 }
@@ -335,6 +336,13 @@ describe('export record assembly', () => {
       for (const scan of scans)
         expect(scan['Index Cond'], JSON.stringify(range)).to.include('ROW(created_at, id)');
     }
+  });
+
+  it("finds users' second factors in their own index, without visiting primary passwords", async () => {
+    const scans = planNodes(await recordsPlan(db(), {})).filter(
+      (n) => n['Relation Name'] === 'authenticators',
+    );
+    expect(scans.map((n) => n['Index Name'])).to.deep.equal(['authenticators_secondary']);
   });
 
   it('refuses rows that belong to no user', () => {
