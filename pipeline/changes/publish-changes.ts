@@ -65,7 +65,7 @@ export function startChangePublication(
     const after = await leasePublication(pool, sink.name, owner, LEASE_SECONDS);
     if (!after) return false;
     const page = await readChanges(pool, {
-      project: sink.projects(projects.ids()),
+      scope: sink.projects(projects.ids()),
       after,
       limit: PAGE_EVENTS,
       totpIssuer,

@@ -44,7 +44,7 @@ export interface ChangesRead {
    * Whose events are read: one project's, a publisher's projects (the others' are passed over
    * unread), or every project's when undefined.
    */
-  readonly project: ChangeScope;
+  readonly scope: ChangeScope;
   readonly after: ChangesCursor;
   readonly limit: number;
   /** The issuer of a project's TOTP URIs (its public origin), as its export writes them. */
@@ -58,7 +58,7 @@ export interface ChangesRead {
  */
 export async function readChanges(pool: Pool, read: ChangesRead): Promise<ChangesPage> {
   return withSnapshot(pool, async (client) => {
-    const page = await readChangeRows(client, read.project, read.after, read.limit);
+    const page = await readChangeRows(client, read.scope, read.after, read.limit);
     if (page.floor !== '0' && BigInt(read.after.txid) <= BigInt(page.floor))
       throw new ApiError('ChangesCursorExpired', 'the cursor is older than the change feed keeps', {
         retention: 'CHANGES_RETENTION_SECONDS',

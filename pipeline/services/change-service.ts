@@ -17,11 +17,6 @@ export function changeService({ config, pool }: { config: ServiceConfig; pool: P
   return {
     end: async () => ({ txid: await changeWatermark(pool), userId: NO_USER }),
     read: (after, limit, waitMs, signal) =>
-      waitForChanges(
-        pool,
-        { project: id, after, limit, totpIssuer: async () => publicOrigin },
-        waitMs,
-        signal,
-      ),
+      waitForChanges(pool, { scope: id, after, limit, totpIssuer: async () => publicOrigin }, waitMs, signal),
   };
 }
