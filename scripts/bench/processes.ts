@@ -61,6 +61,9 @@ export function startProcess(
   // ... and the growth of their old generation between full collections (PIPELINE_HEAP_GROWING_PERCENT).
   const growing = process.env.PIPELINE_HEAP_GROWING_PERCENT;
   if (entry === 'pipeline/main.ts' && growing) heap.push(`--heap-growing-percent=${growing}`);
+  // ... and the rest of their V8 flags (PIPELINE_V8_FLAGS).
+  const v8Flags = process.env.PIPELINE_V8_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
+  if (entry === 'pipeline/main.ts') heap.push(...v8Flags);
   return spawnUntilReady(entry, [...heap, compiled, ...args], { ...BENCH_SERVICE_ENV, ...env }, ready);
 }
 

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 
 /**
  * What can be checked of the files users deploy with, without a Docker engine: the image runs the
  * current Node.js LTS as the unprivileged user with a data folder it owns, probes the right port,
  * and compose keeps every dependency and operator port on the local machine, fails closed without a
- * shared secrets key, and migrates before the API and the workers start.
+ * shared secrets key, and migrates before the API and the workers start; the workers start with the
+ * same V8 flags wherever they run.
  */
 describe('deployment files', () => {
   const dockerfile = readFileSync('Dockerfile', 'utf8');
@@ -75,6 +76,37 @@ describe('deployment files', () => {
       // Docker's default 10 s would cut the drain (SHUTDOWN_GRACE_SECONDS, 25 by default) short.
       const grace = Number(/^(\d+)s$/.exec(services[name]?.stop_grace_period ?? '')?.[1]);
       expect(grace, `${name} stop_grace_period`).to.be.above(25);
+    }
+  });
+
+  it('the workers: the V8 flags NODE_OPTIONS cannot carry are on every command that starts them', () => {
+    const makefile = readFileSync('Makefile', 'utf8');
+    const growing = /^PIPELINE_HEAP_GROWING_PERCENT \?= (\d+)$/m.exec(makefile)?.[1];
+    const others = /^PIPELINE_V8_FLAGS := (.+)$/m.exec(makefile)?.[1]?.split(' ') ?? [];
+    expect(others, 'allocation sites are not pretenured').to.include('--no-allocation-site-pretenuring');
+    const flags = [`--heap-growing-percent=${growing}`, ...others];
+    const recipe = /^pipeline:.*\n((?:\t.*\n)+)/m.exec(makefile)?.[1] ?? '';
+    expect(recipe).to.include('--heap-growing-percent=$(PIPELINE_HEAP_GROWING_PERCENT)');
+    expect(recipe).to.include('$(PIPELINE_V8_FLAGS)');
+    expect(makefile, 'the bench starts its workers as make does').to.include(
+      'PIPELINE_V8_FLAGS="$(PIPELINE_V8_FLAGS)"',
+    );
+    const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
+      services: Record<string, { command?: string[] }>;
+    };
+    const deployment = parseAllDocuments(readFileSync('deploy/kubernetes/base/worker.yaml', 'utf8'))
+      .map(
+        (d) =>
+          d.toJS() as { kind: string; spec: { template: { spec: { containers: { command: string[] }[] } } } },
+      )
+      .find((d) => d.kind === 'Deployment');
+    const commands = {
+      compose: compose.services.worker?.command ?? [],
+      kubernetes: deployment?.spec.template.spec.containers[0]?.command ?? [],
+    };
+    for (const [where, command] of Object.entries(commands)) {
+      expect(command, where).to.include.members(flags);
+      expect(command.at(-1), where).to.equal('dist/pipeline/main.js');
     }
   });
 });
