@@ -64,7 +64,15 @@ export function startProcess(
   // ... and the rest of their V8 flags (PIPELINE_V8_FLAGS).
   const v8Flags = process.env.PIPELINE_V8_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
   if (entry === 'pipeline/main.ts') heap.push(...v8Flags);
-  return spawnUntilReady(entry, [...heap, compiled, ...args], { ...BENCH_SERVICE_ENV, ...env }, ready);
+  // ... and their allocator's settings (PIPELINE_GLIBC_TUNABLES).
+  const tunables = process.env.PIPELINE_GLIBC_TUNABLES;
+  const allocator = entry === 'pipeline/main.ts' && tunables ? { GLIBC_TUNABLES: tunables } : {};
+  return spawnUntilReady(
+    entry,
+    [...heap, compiled, ...args],
+    { ...BENCH_SERVICE_ENV, ...allocator, ...env },
+    ready,
+  );
 }
 
 /** Starts a bench script of its own (run through tsx, as the bench is) once it prints `ready`. */

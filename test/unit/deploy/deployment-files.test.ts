@@ -9,6 +9,12 @@ import { parse, parseAllDocuments } from 'yaml';
  * shared secrets key, and migrates before the API and the workers start; the workers start with the
  * same V8 flags wherever they run.
  */
+/** A worker's container in the Kubernetes Deployment, as much of it as these checks read. */
+interface WorkerContainer {
+  command: string[];
+  env: { name: string; value?: string }[];
+}
+
 describe('deployment files', () => {
   const dockerfile = readFileSync('Dockerfile', 'utf8');
 
@@ -79,34 +85,46 @@ describe('deployment files', () => {
     }
   });
 
-  it('the workers: the V8 flags NODE_OPTIONS cannot carry are on every command that starts them', () => {
+  it('the workers: the V8 flags NODE_OPTIONS cannot carry and the allocator setting, wherever they start', () => {
     const makefile = readFileSync('Makefile', 'utf8');
     const growing = /^PIPELINE_HEAP_GROWING_PERCENT \?= (\d+)$/m.exec(makefile)?.[1];
     const others = /^PIPELINE_V8_FLAGS := (.+)$/m.exec(makefile)?.[1]?.split(' ') ?? [];
     expect(others, 'allocation sites are not pretenured').to.include('--no-allocation-site-pretenuring');
     const flags = [`--heap-growing-percent=${growing}`, ...others];
+    const tunables = /^PIPELINE_GLIBC_TUNABLES := (.+)$/m.exec(makefile)?.[1];
+    expect(tunables, 'large allocations are mapped on their own').to.match(
+      /^glibc\.malloc\.mmap_threshold=\d+$/,
+    );
     const recipe = /^pipeline:.*\n((?:\t.*\n)+)/m.exec(makefile)?.[1] ?? '';
     expect(recipe).to.include('--heap-growing-percent=$(PIPELINE_HEAP_GROWING_PERCENT)');
     expect(recipe).to.include('$(PIPELINE_V8_FLAGS)');
-    expect(makefile, 'the bench starts its workers as make does').to.include(
-      'PIPELINE_V8_FLAGS="$(PIPELINE_V8_FLAGS)"',
-    );
+    expect(recipe).to.match(/^\tGLIBC_TUNABLES=\$\(PIPELINE_GLIBC_TUNABLES\) node /);
+    expect(makefile, 'the bench starts its workers as make does')
+      .to.include('PIPELINE_V8_FLAGS="$(PIPELINE_V8_FLAGS)"')
+      .and.to.include('PIPELINE_GLIBC_TUNABLES=$(PIPELINE_GLIBC_TUNABLES)');
     const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
-      services: Record<string, { command?: string[] }>;
+      services: Record<string, { command?: string[]; environment?: Record<string, string> }>;
     };
     const deployment = parseAllDocuments(readFileSync('deploy/kubernetes/base/worker.yaml', 'utf8'))
       .map(
-        (d) =>
-          d.toJS() as { kind: string; spec: { template: { spec: { containers: { command: string[] }[] } } } },
+        (d) => d.toJS() as { kind: string; spec: { template: { spec: { containers: WorkerContainer[] } } } },
       )
       .find((d) => d.kind === 'Deployment');
-    const commands = {
-      compose: compose.services.worker?.command ?? [],
-      kubernetes: deployment?.spec.template.spec.containers[0]?.command ?? [],
+    const container = deployment?.spec.template.spec.containers[0];
+    const starts = {
+      compose: {
+        command: compose.services.worker?.command ?? [],
+        tunables: compose.services.worker?.environment?.GLIBC_TUNABLES,
+      },
+      kubernetes: {
+        command: container?.command ?? [],
+        tunables: container?.env.find((e) => e.name === 'GLIBC_TUNABLES')?.value,
+      },
     };
-    for (const [where, command] of Object.entries(commands)) {
+    for (const [where, { command, tunables: set }] of Object.entries(starts)) {
       expect(command, where).to.include.members(flags);
       expect(command.at(-1), where).to.equal('dist/pipeline/main.js');
+      expect(set, `${where} GLIBC_TUNABLES`).to.equal(tunables);
     }
   });
 });

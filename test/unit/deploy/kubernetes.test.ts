@@ -100,7 +100,10 @@ describe('kubernetes manifests', function () {
         for (const e of c.env ?? []) {
           if (/DATABASE_URL|KEY|PASSWORD|CONNECTION_STRING/.test(e.name))
             expect(e.valueFrom?.secretKeyRef?.name, `${name} ${e.name}`).to.equal('users-service-secrets');
-          expect([...CONFIG_VARIABLES, 'NODE_OPTIONS'], `${name} sets ${e.name}`).to.include(e.name);
+          expect(
+            [...CONFIG_VARIABLES, 'NODE_OPTIONS', 'GLIBC_TUNABLES'],
+            `${name} sets ${e.name}`,
+          ).to.include(e.name);
         }
       }
     }
