@@ -2,19 +2,19 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
 
-/**
- * What can be checked of the files users deploy with, without a Docker engine: the image runs the
- * current Node.js LTS as the unprivileged user with a data folder it owns, probes the right port,
- * and compose keeps every dependency and operator port on the local machine, fails closed without a
- * shared secrets key, and migrates before the API and the workers start; the workers start with the
- * same V8 flags wherever they run.
- */
 /** A worker's container in the Kubernetes Deployment, as much of it as these checks read. */
 interface WorkerContainer {
   command: string[];
   env: { name: string; value?: string }[];
 }
 
+/**
+ * What can be checked of the files users deploy with, without a Docker engine: the image runs the
+ * current Node.js LTS as the unprivileged user with a data folder it owns, probes the right port,
+ * and compose keeps every dependency and operator port on the local machine, fails closed without a
+ * shared secrets key, and migrates before the API and the workers start; the workers start with the
+ * same V8 flags and allocator setting wherever they run.
+ */
 describe('deployment files', () => {
   const dockerfile = readFileSync('Dockerfile', 'utf8');
 
