@@ -89,8 +89,9 @@ describe('db/migrate', () => {
 
   it("stores an import's message compressed with lz4", async () => {
     const records = Array.from({ length: 2_000 }, (_, i) => JSON.stringify({ email: `m${i}@example.com` }));
+    const id = newTaskId('import');
     await insertTask(db(), {
-      id: newTaskId('import'),
+      id,
       project: 'default',
       kind: 'import',
       message: records.join('\n'),
@@ -98,7 +99,8 @@ describe('db/migrate', () => {
       total: records.length,
     });
     const { rows } = await db().query<{ method: string }>(
-      'SELECT pg_column_compression(message) AS method FROM task_outbox',
+      'SELECT pg_column_compression(message) AS method FROM task_outbox WHERE task_id = $1',
+      [id],
     );
     expect(rows.map((r) => r.method)).to.deep.equal(['lz4']);
   });
