@@ -54,22 +54,22 @@ export function startProcess(
   const cap = { 'api/main.ts': process.env.API_HEAP_MB, 'pipeline/main.ts': process.env.PIPELINE_HEAP_MB }[
     entry
   ];
-  const heap = cap ? [`--max-old-space-size=${cap}`] : [];
+  const v8 = cap ? [`--max-old-space-size=${cap}`] : [];
   // The workers' young generation, bounded as `make pipeline` bounds it (PIPELINE_SEMI_SPACE_MB).
   const semiSpace = process.env.PIPELINE_SEMI_SPACE_MB;
-  if (entry === 'pipeline/main.ts' && semiSpace) heap.push(`--max-semi-space-size=${semiSpace}`);
+  if (entry === 'pipeline/main.ts' && semiSpace) v8.push(`--max-semi-space-size=${semiSpace}`);
   // ... and the growth of their old generation between full collections (PIPELINE_HEAP_GROWING_PERCENT).
   const growing = process.env.PIPELINE_HEAP_GROWING_PERCENT;
-  if (entry === 'pipeline/main.ts' && growing) heap.push(`--heap-growing-percent=${growing}`);
+  if (entry === 'pipeline/main.ts' && growing) v8.push(`--heap-growing-percent=${growing}`);
   // ... and the rest of their V8 flags (PIPELINE_V8_FLAGS).
-  const v8Flags = process.env.PIPELINE_V8_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
-  if (entry === 'pipeline/main.ts') heap.push(...v8Flags);
+  const others = process.env.PIPELINE_V8_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
+  if (entry === 'pipeline/main.ts') v8.push(...others);
   // ... and their allocator's settings (PIPELINE_GLIBC_TUNABLES).
   const tunables = process.env.PIPELINE_GLIBC_TUNABLES;
   const allocator = entry === 'pipeline/main.ts' && tunables ? { GLIBC_TUNABLES: tunables } : {};
   return spawnUntilReady(
     entry,
-    [...heap, compiled, ...args],
+    [...v8, compiled, ...args],
     { ...BENCH_SERVICE_ENV, ...allocator, ...env },
     ready,
   );
