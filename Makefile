@@ -53,10 +53,9 @@ api: build
 # The workers' heap is capped too: an export holds a few hundred records at a time, and without a
 # cap V8 lets the heap grow with the garbage of the records it assembles. Its young generation is
 # bounded as well (semi-spaces of PIPELINE_SEMI_SPACE_MB): that garbage dies young, and Node's
-# default semi-spaces took more memory than the records in flight. Under a cap this small V8 lets
-# the old generation grow by only 30% over what the last full collection kept; an import's batch
-# lives through its transaction and reaches the old generation, so the workers ran a full
-# collection every few batches. PIPELINE_HEAP_GROWING_PERCENT lets it grow by 60% first.
+# default semi-spaces took more memory than the records in flight. How far the old generation grows
+# between full collections the workers set themselves, by the imports they run
+# (IMPORT_HEAP_GROWING_PERCENT).
 # V8 allocates straight into the old generation the objects of a place in the code whose objects
 # outlived young collections (allocation-site pretenuring): a young collection in the middle of a
 # batch finds the whole batch alive, and from then on every record made there is old garbage that
@@ -66,13 +65,12 @@ api: build
 # which it seldom gives back, the worker's RSS grew through a long export though its use did not.
 PIPELINE_HEAP_MB ?= 128
 PIPELINE_SEMI_SPACE_MB ?= 8
-PIPELINE_HEAP_GROWING_PERCENT ?= 60
 PIPELINE_V8_FLAGS := --no-allocation-site-pretenuring
 PIPELINE_GLIBC_TUNABLES := glibc.malloc.mmap_threshold=32768
 
 pipeline: build
 	GLIBC_TUNABLES=$(PIPELINE_GLIBC_TUNABLES) node --enable-source-maps --max-old-space-size=$(PIPELINE_HEAP_MB) --max-semi-space-size=$(PIPELINE_SEMI_SPACE_MB) \
-	  --heap-growing-percent=$(PIPELINE_HEAP_GROWING_PERCENT) $(PIPELINE_V8_FLAGS) dist/pipeline/main.js
+	  $(PIPELINE_V8_FLAGS) dist/pipeline/main.js
 
 migrate: install
 	npx tsx pipeline/db/migrate-cli.ts
@@ -164,7 +162,7 @@ bench: build services
 	  BENCH_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
 	  BENCH_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)" \
 	  API_HEAP_MB=$(API_HEAP_MB) PIPELINE_HEAP_MB=$(PIPELINE_HEAP_MB) PIPELINE_SEMI_SPACE_MB=$(PIPELINE_SEMI_SPACE_MB) \
-	  PIPELINE_HEAP_GROWING_PERCENT=$(PIPELINE_HEAP_GROWING_PERCENT) PIPELINE_V8_FLAGS="$(PIPELINE_V8_FLAGS)" \
+	  PIPELINE_V8_FLAGS="$(PIPELINE_V8_FLAGS)" \
 	  PIPELINE_GLIBC_TUNABLES=$(PIPELINE_GLIBC_TUNABLES) \
 	  npx tsx scripts/bench/run.ts
 

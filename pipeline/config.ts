@@ -167,6 +167,8 @@ export interface ServiceConfig {
   readonly projectRunningTasksLimit: number;
   /** Tasks of one kind that a worker process runs at once. */
   readonly workerConcurrency: number;
+  /** How far the old generation may grow between full collections while an import runs (heap-growth.ts). */
+  readonly importHeapGrowingPercent: number;
   readonly export: ExportConfig;
   readonly webhooks: WebhookConfig;
   /** The project this process was configured with: the embedded default's, and the one registered at start. */
@@ -279,6 +281,7 @@ const ENV_KEYS = {
   CLICKHOUSE_URL: 'clickhouse_url',
   CLICKHOUSE_DATABASE: 'clickhouse_database',
   WORKER_CONCURRENCY: 'worker_concurrency',
+  IMPORT_HEAP_GROWING_PERCENT: 'import_heap_growing_percent',
   EXPORT_ENABLED: 'export_enabled',
   AZURE_STORAGE_CONNECTION_STRING: 'azure_storage_connection_string',
   AZURE_STORAGE_ACCOUNT_NAME: 'azure_storage_account_name',
@@ -585,6 +588,7 @@ function toServiceConfig(doc: ConfigDocument): Omit<ServiceConfig, 'projectDocum
     importPendingRecordsLimit: doc.import_pending_records_limit,
     projectRunningTasksLimit: doc.project_running_tasks_limit,
     workerConcurrency: doc.worker_concurrency,
+    importHeapGrowingPercent: doc.import_heap_growing_percent,
     export: {
       enabled: doc.export_enabled,
       blobStorage: blobStorage(doc),

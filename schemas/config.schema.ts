@@ -155,6 +155,9 @@ export const configSchema = {
     database_statement_timeout_ms: { type: 'integer', minimum: 0, maximum: 3600000, default: 300000 },
     // Tasks one worker process runs at once (per task kind).
     worker_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: DEFAULT_WORKER_CONCURRENCY },
+    // How far a process's old generation may grow past what its last full collection kept (V8's
+    // heap growing percent) while it runs an import; the rest of the time V8 chooses (0: always).
+    import_heap_growing_percent: { type: 'integer', minimum: 0, maximum: 1000, default: 60 },
     // Export: switched off here, or when no blob storage is configured (and none is embedded).
     export_enabled: { type: 'boolean', default: true },
     // Azure Blob Storage: a connection string with an AccountKey (SAS URLs are signed with it)...

@@ -58,9 +58,6 @@ export function startProcess(
   // The workers' young generation, bounded as `make pipeline` bounds it (PIPELINE_SEMI_SPACE_MB).
   const semiSpace = process.env.PIPELINE_SEMI_SPACE_MB;
   if (entry === 'pipeline/main.ts' && semiSpace) v8.push(`--max-semi-space-size=${semiSpace}`);
-  // ... and the growth of their old generation between full collections (PIPELINE_HEAP_GROWING_PERCENT).
-  const growing = process.env.PIPELINE_HEAP_GROWING_PERCENT;
-  if (entry === 'pipeline/main.ts' && growing) v8.push(`--heap-growing-percent=${growing}`);
   // ... and the rest of their V8 flags (PIPELINE_V8_FLAGS).
   const others = process.env.PIPELINE_V8_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
   if (entry === 'pipeline/main.ts') v8.push(...others);

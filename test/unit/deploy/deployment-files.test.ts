@@ -87,16 +87,13 @@ describe('deployment files', () => {
 
   it('the workers: the V8 flags NODE_OPTIONS cannot carry and the allocator setting, wherever they start', () => {
     const makefile = readFileSync('Makefile', 'utf8');
-    const growing = /^PIPELINE_HEAP_GROWING_PERCENT \?= (\d+)$/m.exec(makefile)?.[1];
-    const others = /^PIPELINE_V8_FLAGS := (.+)$/m.exec(makefile)?.[1]?.split(' ') ?? [];
-    expect(others, 'allocation sites are not pretenured').to.include('--no-allocation-site-pretenuring');
-    const flags = [`--heap-growing-percent=${growing}`, ...others];
+    const flags = /^PIPELINE_V8_FLAGS := (.+)$/m.exec(makefile)?.[1]?.split(' ') ?? [];
+    expect(flags, 'allocation sites are not pretenured').to.include('--no-allocation-site-pretenuring');
     const tunables = /^PIPELINE_GLIBC_TUNABLES := (.+)$/m.exec(makefile)?.[1];
     expect(tunables, 'large allocations are mapped on their own').to.match(
       /^glibc\.malloc\.mmap_threshold=\d+$/,
     );
     const recipe = /^pipeline:.*\n((?:\t.*\n)+)/m.exec(makefile)?.[1] ?? '';
-    expect(recipe).to.include('--heap-growing-percent=$(PIPELINE_HEAP_GROWING_PERCENT)');
     expect(recipe).to.include('$(PIPELINE_V8_FLAGS)');
     expect(recipe).to.match(/^\tGLIBC_TUNABLES=\$\(PIPELINE_GLIBC_TUNABLES\) node /);
     expect(makefile, 'the bench starts its workers as make does')
