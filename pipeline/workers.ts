@@ -7,8 +7,8 @@ import { type ServiceConfig, withProject } from './config.js';
 import type { Pool } from './db/pool.js';
 import { runExport } from './export/run-export.js';
 import { takeExportPart } from './export/split-export.js';
+import { importRunning } from './heap-growth.js';
 import { runImport, takeFilePart } from './import/run-import.js';
-import { importHeapGrowth } from './heap-growth.js';
 import type { Logger } from './log.js';
 import { type ProjectRegistry, taskProject } from './projects/project-registry.js';
 import { taskRunner } from './tasks/run-task.js';
@@ -74,14 +74,13 @@ export function pipelineWorkers({
   // Every running task and export part listens to it: as many as the slots, past Node's default warning.
   setMaxListeners(0, draining.signal);
   const running = { import: new Set<Promise<void>>(), export: new Set<Promise<void>>() };
-  const heapGrowth = importHeapGrowth(config.importHeapGrowingPercent);
   const counted = (kind: TaskKind, taken: TakenTask | undefined) => {
     if (taken) {
       running[kind].add(taken.finished);
-      heapGrowth(running.import.size);
+      const release = kind === 'import' ? importRunning(config.importHeapGrowingPercent) : () => {};
       void taken.finished.finally(() => {
         running[kind].delete(taken.finished);
-        heapGrowth(running.import.size);
+        release();
       });
     }
     return taken;

@@ -1,25 +1,24 @@
 import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
-import { importHeapGrowth } from '../../../pipeline/heap-growth.js';
+import { importRunning } from '../../../pipeline/heap-growth.js';
 
 const MODULE = new URL('../../../pipeline/heap-growth.ts', import.meta.url).href;
 
 /**
  * Full collections of a child process that keeps about 30 MB alive and churns objects that live
- * long enough to be promoted, with the old generation's growth set by importHeapGrowth as one
- * running import (`importing`) or none leaves it.
+ * long enough to be promoted, with the old generation's growth as one running import
+ * (`importing`) or one that ended leaves it.
  */
 function fullCollections(importing: boolean): number {
   const script = `
     const { PerformanceObserver, constants } = await import('node:perf_hooks');
-    const { importHeapGrowth } = await import(${JSON.stringify(MODULE)});
+    const { importRunning } = await import(${JSON.stringify(MODULE)});
     let full = 0;
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) full++;
     }).observe({ entryTypes: ['gc'] });
-    const growth = importHeapGrowth(900);
-    growth(1);
-    if (${!importing}) growth(0);
+    const release = importRunning(900);
+    if (${!importing}) release();
     const live = Array.from({ length: 300000 }, (_, i) => ({ i, text: 'live ' + i }));
     const recent = [];
     let round = 0;
@@ -34,31 +33,37 @@ function fullCollections(importing: boolean): number {
     step();`;
   const out = execFileSync(
     process.execPath,
-    ['--max-old-space-size=256', '--max-semi-space-size=8', '--import', 'tsx', '--input-type=module', '-e', script],
+    [
+      '--max-old-space-size=256',
+      '--max-semi-space-size=8',
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      script,
+    ],
     { encoding: 'utf8' },
   );
   return Number(out.split(' ')[0]);
 }
 
 describe('heap growth while imports run', () => {
-  it('raises the growth when the first import starts and gives it back to V8 when the last ends', () => {
+  it('raises the growth as the first import starts and gives it back to V8 as the last one ends', () => {
     const set: string[] = [];
-    const growth = importHeapGrowth(60, (flags) => set.push(flags));
-    growth(0);
-    growth(1);
-    growth(2);
-    growth(1);
+    const record = (flags: string) => set.push(flags);
+    const first = importRunning(60, record);
+    const second = importRunning(60, record);
     expect(set).to.deep.equal(['--heap-growing-percent=60']);
-    growth(0);
-    growth(0);
+    first();
+    first();
+    expect(set, 'one import still runs').to.deep.equal(['--heap-growing-percent=60']);
+    second();
     expect(set).to.deep.equal(['--heap-growing-percent=60', '--heap-growing-percent=0']);
   });
 
   it('never sets the growth when it is 0 (V8 chooses it always)', () => {
     const set: string[] = [];
-    const growth = importHeapGrowth(0, (flags) => set.push(flags));
-    growth(1);
-    growth(0);
+    importRunning(0, (flags) => set.push(flags))();
     expect(set).to.deep.equal([]);
   });
 
