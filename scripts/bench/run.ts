@@ -2,6 +2,7 @@
 // and writes .bench/results.json, a row as soon as it is measured. Each row is compared with a
 // baseline measured in the same run. Each section starts once the database is idle.
 import { execFileSync } from 'node:child_process';
+import type { Pool } from '../../pipeline/db/pool.js';
 import { benchApiMemory } from './api-memory.js';
 import { deleteBenchContainers } from './bench-containers.js';
 import { benchUsers } from './bench-schema.js';
@@ -36,8 +37,6 @@ if (!url || !brokers || !blobs || !clickhouse || !cluster) {
   );
   process.exit(2);
 }
-// "lookups", "export", "search", "import", "import-file", "userctl", "api-memory", "cluster", "tenancy", "tenancy-backlog", "tenancy-imports", "tenancy-lookups" or "live-migration": one section, for development.
-const only = process.env.BENCH_ONLY;
 const users = Number(process.env.BENCH_USERS ?? 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const report = new BenchReport();
@@ -53,12 +52,66 @@ async function withKafkaCluster<T>(measure: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The users of the lookups and the search (BENCH_USERS), generated when the first of them runs. */
+let benchDb: Pool | undefined;
+const usersDb = async () => {
+  benchDb ??= await benchUsers(url, users, log);
+  return benchDb;
+};
+const closeUsersDb = async () => {
+  const db = benchDb;
+  benchDb = undefined;
+  await db?.end();
+};
+
 /**
- * Runs a section when it is asked for, once the database is idle, and records its rows; its files
+ * A section of the bench: what it measures, and the data it needs made first (`prepare`), before
+ * the run waits for the database to be idle.
+ */
+interface Section {
+  readonly prepare?: () => Promise<unknown>;
+  readonly measure: () => Promise<BenchRow[]>;
+}
+
+/** Every section, in the order a whole run measures them; BENCH_ONLY names one, for development. */
+const SECTIONS: Record<string, Section | Section['measure']> = {
+  lookups: { prepare: usersDb, measure: async () => benchLookups(await usersDb(), url, users, log) },
+  search: {
+    prepare: usersDb,
+    measure: async () => benchSearch(await usersDb(), url, brokers, clickhouse, users, log),
+  },
+  export: () => benchExports(url, brokers, blobs, users, log),
+  import: () => benchImport(url, brokers, blobs, log),
+  changes: () => benchChanges(url, brokers, log),
+  'task-leases': () => benchTaskLeases(url, log),
+  upkeep: () => benchUpkeep(url, blobs, log),
+  'search-wal': () => benchSearchWal(url, log),
+  'export-filter': () => benchExportFilter(url, log),
+  'import-file': () => benchFileImport(url, brokers, blobs, log),
+  userctl: () => benchUserctl(url, brokers, blobs, log),
+  'api-memory': () => benchApiMemory(url, brokers, log),
+  cluster: () => withKafkaCluster(() => benchCluster(url, cluster, log)),
+  tenancy: () => benchTenancy(url, brokers, log),
+  'tenancy-backlog': () => benchSmallImportUnderBacklog(url, brokers, log),
+  'tenancy-imports': () => benchImportsOfManyProjects(url, brokers, log),
+  'tenancy-lookups': () => benchLookupsOfManyProjects(url, users, log),
+  'live-migration': () => benchLiveMigration(url, users, log),
+};
+
+const only = process.env.BENCH_ONLY;
+if (only !== undefined && !Object.hasOwn(SECTIONS, only)) {
+  process.stderr.write(
+    `BENCH_ONLY=${only} names no section; the sections: ${Object.keys(SECTIONS).join(', ')}\n`,
+  );
+  process.exit(2);
+}
+
+/**
+ * Runs a section once its data is made and the database is idle, and records its rows; its files
  * are deleted after it, whether it passed or not.
  */
-async function section(name: string, measure: () => Promise<BenchRow[]>): Promise<void> {
-  if (only !== undefined && only !== name) return;
+async function section(name: string, { prepare, measure }: Section): Promise<void> {
+  await prepare?.();
   const waited = await waitUntilIdle(url as string);
   if (waited >= 1000) log(`${name}: waited ${(waited / 1000).toFixed(1)} s for the database to be idle`);
   try {
@@ -69,31 +122,13 @@ async function section(name: string, measure: () => Promise<BenchRow[]>): Promis
 }
 
 try {
-  if (only === undefined || only === 'lookups' || only === 'search') {
-    const db = await benchUsers(url, users, log);
-    try {
-      await section('lookups', () => benchLookups(db, url, users, log));
-      await section('search', () => benchSearch(db, url, brokers, clickhouse, users, log));
-    } finally {
-      await db.end();
-    }
+  for (const [name, each] of Object.entries(SECTIONS)) {
+    if (only === undefined || only === name)
+      await section(name, typeof each === 'function' ? { measure: each } : each);
+    // No section after the search reads its users: their pool is not kept open.
+    if (name === 'search') await closeUsersDb();
   }
-  await section('export', () => benchExports(url, brokers, blobs, users, log));
-  await section('import', () => benchImport(url, brokers, blobs, log));
-  await section('changes', () => benchChanges(url, brokers, log));
-  await section('task-leases', () => benchTaskLeases(url, log));
-  await section('upkeep', () => benchUpkeep(url, blobs, log));
-  await section('search-wal', () => benchSearchWal(url, log));
-  await section('export-filter', () => benchExportFilter(url, log));
-  await section('import-file', () => benchFileImport(url, brokers, blobs, log));
-  await section('userctl', () => benchUserctl(url, brokers, blobs, log));
-  await section('api-memory', () => benchApiMemory(url, brokers, log));
-  await section('cluster', () => withKafkaCluster(() => benchCluster(url, cluster, log)));
-  await section('tenancy', () => benchTenancy(url, brokers, log));
-  await section('tenancy-backlog', () => benchSmallImportUnderBacklog(url, brokers, log));
-  await section('tenancy-imports', () => benchImportsOfManyProjects(url, brokers, log));
-  await section('tenancy-lookups', () => benchLookupsOfManyProjects(url, users, log));
-  await section('live-migration', () => benchLiveMigration(url, users, log));
 } finally {
+  await closeUsersDb();
   report.print();
 }
