@@ -1,6 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Queryable } from '../../pipeline/db/pool.js';
+
+/**
+ * A count the bench takes from the environment (`fallback` when unset). Anything but a positive
+ * whole number stops the run: a mistyped size must not measure another one.
+ */
+export function countSetting(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const count = Number(text);
+  if (!Number.isSafeInteger(count) || count < 1) {
+    process.stderr.write(`${name}=${text} is not a positive whole number\n`);
+    process.exit(2);
+  }
+  return count;
+}
+
 /** Throughput of `clients` concurrent loops of `call`, in calls per second. */
 export async function throughput(
   clients: number,
@@ -49,7 +65,7 @@ export async function tasksCompletedAt(pool: Queryable, ids: readonly string[]):
  * Each round measures the baseline and the value one after the other; a row keeps the best
  * round of each side, so that a stall of the machine during one measurement moves neither.
  */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS) || 3);
+const ROUNDS = countSetting('BENCH_ROUNDS', 3);
 
 /** The results of `measure` run ROUNDS times, one round after the other. */
 export async function rounds<T>(measure: () => Promise<T>): Promise<T[]> {

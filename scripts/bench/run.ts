@@ -14,7 +14,7 @@ import { benchFileImport } from './file-imports.js';
 import { benchImport } from './imports.js';
 import { benchLiveMigration } from './live-migration.js';
 import { benchLookups } from './lookups.js';
-import { waitUntilIdle } from './measure.js';
+import { countSetting, waitUntilIdle } from './measure.js';
 import { BenchReport, type BenchRow } from './report.js';
 import { benchSearch } from './search.js';
 import { benchSearchWal } from './search-wal.js';
@@ -37,7 +37,7 @@ if (!url || !brokers || !blobs || !clickhouse || !cluster) {
   );
   process.exit(2);
 }
-const users = Number(process.env.BENCH_USERS ?? 1_000_000);
+const users = countSetting('BENCH_USERS', 1_000_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const report = new BenchReport();
 

@@ -7,11 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { generate } from 'selfsigned';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { dropSchema, freshSchema, rawCopy, record } from './imports.js';
-import { checkpoint } from './measure.js';
+import { checkpoint, countSetting } from './measure.js';
 import { startBenchService } from './processes.js';
 import { type BenchRow, row } from './report.js';
 
-const RECORDS = Number(process.env.BENCH_USERCTL_RECORDS ?? 1_000_000);
+const RECORDS = countSetting('BENCH_USERCTL_RECORDS', 1_000_000);
 
 /** Writes the bench's records as an ndjson file, as an admin would have it. */
 async function writeRecords(file: string): Promise<void> {
