@@ -74,28 +74,28 @@ interface Section {
 }
 
 /** Every section, in the order a whole run measures them; BENCH_ONLY names one, for development. */
-const SECTIONS: Record<string, Section | Section['measure']> = {
+const SECTIONS: Record<string, Section> = {
   lookups: { prepare: usersDb, measure: async () => benchLookups(await usersDb(), url, users, log) },
   search: {
     prepare: usersDb,
     measure: async () => benchSearch(await usersDb(), url, brokers, clickhouse, users, log),
   },
-  export: () => benchExports(url, brokers, blobs, users, log),
-  import: () => benchImport(url, brokers, blobs, log),
-  changes: () => benchChanges(url, brokers, log),
-  'task-leases': () => benchTaskLeases(url, log),
-  upkeep: () => benchUpkeep(url, blobs, log),
-  'search-wal': () => benchSearchWal(url, log),
-  'export-filter': () => benchExportFilter(url, log),
-  'import-file': () => benchFileImport(url, brokers, blobs, log),
-  userctl: () => benchUserctl(url, brokers, blobs, log),
-  'api-memory': () => benchApiMemory(url, brokers, log),
-  cluster: () => withKafkaCluster(() => benchCluster(url, cluster, log)),
-  tenancy: () => benchTenancy(url, brokers, log),
-  'tenancy-backlog': () => benchSmallImportUnderBacklog(url, brokers, log),
-  'tenancy-imports': () => benchImportsOfManyProjects(url, brokers, log),
-  'tenancy-lookups': () => benchLookupsOfManyProjects(url, users, log),
-  'live-migration': () => benchLiveMigration(url, users, log),
+  export: { measure: () => benchExports(url, brokers, blobs, users, log) },
+  import: { measure: () => benchImport(url, brokers, blobs, log) },
+  changes: { measure: () => benchChanges(url, brokers, log) },
+  'task-leases': { measure: () => benchTaskLeases(url, log) },
+  upkeep: { measure: () => benchUpkeep(url, blobs, log) },
+  'search-wal': { measure: () => benchSearchWal(url, log) },
+  'export-filter': { measure: () => benchExportFilter(url, log) },
+  'import-file': { measure: () => benchFileImport(url, brokers, blobs, log) },
+  userctl: { measure: () => benchUserctl(url, brokers, blobs, log) },
+  'api-memory': { measure: () => benchApiMemory(url, brokers, log) },
+  cluster: { measure: () => withKafkaCluster(() => benchCluster(url, cluster, log)) },
+  tenancy: { measure: () => benchTenancy(url, brokers, log) },
+  'tenancy-backlog': { measure: () => benchSmallImportUnderBacklog(url, brokers, log) },
+  'tenancy-imports': { measure: () => benchImportsOfManyProjects(url, brokers, log) },
+  'tenancy-lookups': { measure: () => benchLookupsOfManyProjects(url, users, log) },
+  'live-migration': { measure: () => benchLiveMigration(url, users, log) },
 };
 
 const only = process.env.BENCH_ONLY;
@@ -122,9 +122,8 @@ async function section(name: string, { prepare, measure }: Section): Promise<voi
 }
 
 try {
-  for (const [name, each] of Object.entries(SECTIONS)) {
-    if (only === undefined || only === name)
-      await section(name, typeof each === 'function' ? { measure: each } : each);
+  for (const [name, part] of Object.entries(SECTIONS)) {
+    if (only === undefined || only === name) await section(name, part);
     // No section after the search reads its users: their pool is not kept open.
     if (name === 'search') await closeUsersDb();
   }
