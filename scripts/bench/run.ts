@@ -65,20 +65,23 @@ const closeUsersDb = async () => {
 };
 
 /**
- * A section of the bench: what it measures, and the data it needs made first (`prepare`), before
- * the run waits for the database to be idle.
+ * A section of the bench: what it measures, the data it needs made first (`prepare`, before the
+ * run waits for the database to be idle), and what it lets go of once measured (`done`).
  */
 interface Section {
   readonly prepare?: () => Promise<unknown>;
   readonly measure: () => Promise<BenchRow[]>;
+  readonly done?: () => Promise<void>;
 }
 
 /** Every section, in the order a whole run measures them; BENCH_ONLY names one, for development. */
 const SECTIONS: Record<string, Section> = {
   lookups: { prepare: usersDb, measure: async () => benchLookups(await usersDb(), url, users, log) },
+  // The last section that reads the generated users: their pool is not kept open after it.
   search: {
     prepare: usersDb,
     measure: async () => benchSearch(await usersDb(), url, brokers, clickhouse, users, log),
+    done: closeUsersDb,
   },
   export: { measure: () => benchExports(url, brokers, blobs, users, log) },
   import: { measure: () => benchImport(url, brokers, blobs, log) },
@@ -108,9 +111,9 @@ if (only !== undefined && !Object.hasOwn(SECTIONS, only)) {
 
 /**
  * Runs a section once its data is made and the database is idle, and records its rows; its files
- * are deleted after it, whether it passed or not.
+ * are deleted and what it holds let go after it, whether it passed or not.
  */
-async function section(name: string, { prepare, measure }: Section): Promise<void> {
+async function section(name: string, { prepare, measure, done }: Section): Promise<void> {
   await prepare?.();
   const waited = await waitUntilIdle(url as string);
   if (waited >= 1000) log(`${name}: waited ${(waited / 1000).toFixed(1)} s for the database to be idle`);
@@ -118,15 +121,13 @@ async function section(name: string, { prepare, measure }: Section): Promise<voi
     report.add(await measure());
   } finally {
     await deleteBenchContainers(blobs as string);
+    await done?.();
   }
 }
 
 try {
-  for (const [name, part] of Object.entries(SECTIONS)) {
+  for (const [name, part] of Object.entries(SECTIONS))
     if (only === undefined || only === name) await section(name, part);
-    // No section after the search reads its users: their pool is not kept open.
-    if (name === 'search') await closeUsersDb();
-  }
 } finally {
   await closeUsersDb();
   report.print();
