@@ -114,9 +114,9 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   const { user } = rows;
   const standard = (parseJson(field(user, USER.standard_attributes), false) ?? {}) as Record<string, unknown>;
   const record: UserRecord = { sub: field(user, USER.id) };
-  put(record, 'created_at', field(user, USER.created_at));
-  put(record, 'updated_at', field(user, USER.updated_at));
-  put(record, 'last_login_at', field(user, USER.last_login_at));
+  put(record, 'created_at', rfc3339Time(field(user, USER.created_at)));
+  put(record, 'updated_at', rfc3339Time(field(user, USER.updated_at)));
+  put(record, 'last_login_at', rfc3339Time(field(user, USER.last_login_at)));
   for (const name of STANDARD_ATTRIBUTES) {
     if (name === 'email_verified') put(record, name, isVerified(standard, 'email', rows.verifiedClaims));
     else if (name === 'phone_number_verified')
@@ -126,8 +126,8 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   record.roles = rows.roles;
   record.groups = rows.groups;
   record.disabled = field(user, USER.is_disabled) === 'true';
-  put(record, 'account_valid_from', field(user, USER.account_valid_from));
-  put(record, 'account_valid_until', field(user, USER.account_valid_until));
+  put(record, 'account_valid_from', rfc3339Time(field(user, USER.account_valid_from)));
+  put(record, 'account_valid_until', rfc3339Time(field(user, USER.account_valid_until)));
   const primary = rows.authenticators.find(
     (a) => field(a, AUTHENTICATOR.kind) === 'primary' && field(a, AUTHENTICATOR.type) === 'password',
   );
@@ -143,6 +143,29 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
 /** A column's value in a row (which holds every column of its kind: decodeCopyFields). */
 function field(row: Row, at: number): string | null {
   return row[at] ?? null;
+}
+
+const TIME_TEXT = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00( BC)?$/;
+
+/**
+ * A timestamp's text in the records statement's transaction (`2026-01-02 03:04:05.5+00`: UTC, ISO
+ * style) as the records write it, as `to_char` wrote it in RFC 3339 with microseconds
+ * (`2026-01-02T03:04:05.500000Z`): a year before the common era without its ` BC`, and an infinite
+ * time null.
+ */
+export function rfc3339Time(text: string | null): string | null {
+  if (text === null || text === 'infinity' || text === '-infinity') return null;
+  // Most times have a fraction of six digits: `YYYY-MM-DD HH:MI:SS.ffffff+00`.
+  if (
+    text.length === 29 &&
+    text.charCodeAt(10) === 32 &&
+    text.charCodeAt(19) === 46 &&
+    text.charCodeAt(26) === 43
+  )
+    return `${text.slice(0, 10)}T${text.slice(11, 26)}Z`;
+  const parts = TIME_TEXT.exec(text);
+  if (parts === null) throw new EngineError('RecordsRowUnexpected', `unexpected records row: a time ${text}`);
+  return `${parts[1]}T${parts[2]}.${(parts[3] ?? '').padEnd(6, '0')}Z`;
 }
 
 /** Sets a member unless its value is null or missing (json_strip_nulls). */
@@ -199,7 +222,7 @@ function passwordOf(authenticator: Row): UserRecord | undefined {
   const hash = field(authenticator, AUTHENTICATOR.password_hash);
   if (hash === null) return undefined;
   const type = hash.startsWith('$2') ? 'bcrypt' : (hash.split('$')[1] ?? '').replaceAll('-', '_');
-  const expiry = field(authenticator, AUTHENTICATOR.expire_after);
+  const expiry = rfc3339Time(field(authenticator, AUTHENTICATOR.expire_after));
   return expiry === null
     ? { type, password_hash: hash }
     : { type, password_hash: hash, expire_after: expiry };

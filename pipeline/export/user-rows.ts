@@ -6,7 +6,12 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
 import { type AssemblyOptions, assembleRecords, type UserRecord } from './assemble-records.js';
-import { type UserConditions, userConditionSql, userRecordsSql } from './user-records-sql.js';
+import {
+  TIME_TEXT_SETTINGS,
+  type UserConditions,
+  userConditionSql,
+  userRecordsSql,
+} from './user-records-sql.js';
 
 /** The users an export keeps (none of its filters set: every user). */
 export interface ExportFilters {
@@ -59,7 +64,8 @@ export async function prepareSnapshot(
             set_config('export.after_id', $5, true), set_config('export.through_at', $6, true),
             set_config('export.through_id', $7, true), set_config('enable_hashjoin', 'off', true),
             set_config('enable_mergejoin', 'off', true), set_config('enable_sort', $9, true),
-            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`,
+            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true),
+            ${TIME_TEXT_SETTINGS}`,
     [
       filters.created_after ?? '',
       filters.updated_since ?? '',
@@ -127,7 +133,8 @@ export async function readUserRecords(
   await client.query(
     `SELECT set_config('export.project', $1, true), set_config('export.users', $2, true),
             set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
-            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`,
+            set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true),
+            ${TIME_TEXT_SETTINGS}`,
     [project, users.join(',')],
   );
   await pipeline(

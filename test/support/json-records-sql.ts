@@ -25,20 +25,23 @@ function standardAttribute(name: (typeof STANDARD_ATTRIBUTES)[number]): string {
 /** A timestamp as the service writes them: RFC 3339 in UTC with microseconds. */
 const utcTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-/** A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts). */
+/**
+ * A stored password hash as the import takes it back: `{type, password_hash}` (password-formats.ts),
+ * and `expire_after` when it has one.
+ */
 const passwordSql = (a: string) => `json_build_object(
     'type', CASE WHEN ${a}.password_hash LIKE '$2%' THEN 'bcrypt'
                  ELSE replace(split_part(${a}.password_hash, '$', 2), '-', '_') END,
-    'password_hash', ${a}.password_hash)`;
+    'password_hash', ${a}.password_hash, 'expire_after', ${utcTime(`${a}.expire_after`)})`;
 const WITH_PASSWORD_HASHES = `${setting('password_hashes')} IS NOT NULL`;
 
 /**
  * One user's full export record as JSON, assembled by one statement in creation order (the
  * keyset (created_at, id) of index users_created_at_id): standard attributes, roles, groups,
- * disabled, identities, second factors, custom attributes. Missing and null members are dropped
- * (json_strip_nulls). TOTP URIs name the issuer set in `export.totp_issuer` for the session.
- * The service keeps no biometrics or passkeys, so their counts are 0. `created_at` and
- * `updated_at` are there only when `export.times` is set (TIME_POINTERS); `password` and
+ * disabled, account validity, identities, second factors, custom attributes. Missing and null
+ * members are dropped (json_strip_nulls). TOTP URIs name the issuer set in `export.totp_issuer` for
+ * the session. The service keeps no biometrics or passkeys, so their counts are 0. `created_at`,
+ * `updated_at` and `last_login_at` are there only when `export.times` is set (TIME_POINTERS); `password` and
  * `mfa.password` only when `export.password_hashes` is (include_password_hashes). `filtered`: the
  * export has filters; without, the statement has no condition, which the planner estimates well.
  */
@@ -48,12 +51,15 @@ SELECT json_strip_nulls(json_build_object(
   'sub', u.id,
   'created_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.created_at')} END,
   'updated_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.updated_at')} END,
+  'last_login_at', CASE WHEN ${setting('times')} IS NOT NULL THEN ${utcTime('u.last_login_at')} END,
   ${STANDARD_ATTRIBUTES.map(standardAttribute).join(',\n  ')},
   'roles', (SELECT coalesce(json_agg(r.key ORDER BY r.key), '[]')
               FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id),
   'groups', (SELECT coalesce(json_agg(g.key ORDER BY g.key), '[]')
                FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id),
   'disabled', u.is_disabled,
+  'account_valid_from', ${utcTime('u.account_valid_from')},
+  'account_valid_until', ${utcTime('u.account_valid_until')},
   'password', CASE WHEN ${WITH_PASSWORD_HASHES} THEN (SELECT ${passwordSql('a')} FROM authenticators a
       WHERE a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password') END,
   'identities', (SELECT coalesce(json_agg(CASE i.type

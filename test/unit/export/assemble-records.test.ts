@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import {
   assembleRecords,
   RecordAssembler,
+  rfc3339Time,
   type UserRecord,
 } from '../../../pipeline/export/assemble-records.js';
 
@@ -79,5 +80,21 @@ describe('export: records assembled from the rows of the records statement', () 
     await pipeline(Readable.from(chunks), assembleRecords({ totpIssuer: 'x' }), collect(cut));
     expect(whole.map((r) => r.sub)).to.deep.equal(['u-1', 'u-2']);
     expect(cut).to.deep.equal(whole);
+  });
+
+  it('writes the times of the records statement (UTC, ISO style) in RFC 3339 with microseconds, as to_char did', () => {
+    const cases: [string | null, string | null][] = [
+      ['2026-01-02 03:04:05.123456+00', '2026-01-02T03:04:05.123456Z'],
+      ['2026-01-02 03:04:05+00', '2026-01-02T03:04:05.000000Z'],
+      ['2026-01-02 03:04:05.1+00', '2026-01-02T03:04:05.100000Z'],
+      ['0099-01-02 03:04:05.5+00', '0099-01-02T03:04:05.500000Z'],
+      ['12345-01-02 03:04:05.000001+00', '12345-01-02T03:04:05.000001Z'],
+      ['0044-03-15 12:00:00.123+00 BC', '0044-03-15T12:00:00.123000Z'],
+      ['infinity', null],
+      ['-infinity', null],
+      [null, null],
+    ];
+    for (const [text, time] of cases) expect(rfc3339Time(text), String(text)).to.equal(time);
+    expect(() => rfc3339Time('2026-01-02 03:04:05+02')).to.throw(/unexpected records row: a time/);
   });
 });
