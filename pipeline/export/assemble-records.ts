@@ -299,8 +299,10 @@ function jsonbKeyOrder(a: string, b: string): number {
 /** The user's second factors; the record always has `mfa`, with empty lists when there are none. */
 function mfaOf(rows: UserRows, standard: Record<string, unknown>, issuer: string): UserRecord {
   const secondary = rows.authenticators.filter((a) => field(a, AUTHENTICATOR.kind) === 'secondary');
+  // Most users have no second factor: nothing to sort into the lists, no label to find.
+  if (secondary.length === 0) return { emails: [], phone_numbers: [], totps: [] };
   const ofType = (type: string) => secondary.filter((a) => field(a, AUTHENTICATOR.type) === type);
-  const label =
+  const label = () =>
     textMember(standard, 'email') ??
     textMember(standard, 'phone_number') ??
     textMember(standard, 'preferred_username') ??
@@ -310,7 +312,7 @@ function mfaOf(rows: UserRows, standard: Record<string, unknown>, issuer: string
     phone_numbers: ofType('oob_otp_sms').map((a) => field(a, AUTHENTICATOR.phone)),
     totps: ofType('totp').map((a) => {
       const secret = field(a, AUTHENTICATOR.totp_secret) as string;
-      return { secret, uri: totpUri(issuer, label, secret) };
+      return { secret, uri: totpUri(issuer, label(), secret) };
     }),
   };
   const password = secondary.find((a) => field(a, AUTHENTICATOR.type) === 'password');
