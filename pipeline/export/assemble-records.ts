@@ -149,9 +149,9 @@ const TIME_TEXT = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00( BC)
 
 /**
  * A timestamp's text in the records statement's transaction (`2026-01-02 03:04:05.5+00`: UTC, ISO
- * style) as the records write it, as `to_char` wrote it in RFC 3339 with microseconds
- * (`2026-01-02T03:04:05.500000Z`): a year before the common era without its ` BC`, and an infinite
- * time null.
+ * style) as the records write it, in RFC 3339 with microseconds (`2026-01-02T03:04:05.500000Z`):
+ * the text of `to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, which writes a
+ * year before the common era without its ` BC` and an infinite time as null.
  */
 export function rfc3339Time(text: string | null): string | null {
   if (text === null || text === 'infinity' || text === '-infinity') return null;
