@@ -183,9 +183,8 @@ async function storeAwkwardValues(db: Pool): Promise<void> {
   );
   await db.query(
     `INSERT INTO authenticators (id, user_id, kind, type, password_hash, expire_after)
-     VALUES ($1, $2, 'primary', 'password', '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy',
-             '12345-01-02 03:04:05.000001+00')`,
-    [randomUUID(), times],
+     VALUES ($1, $2, 'primary', 'password', $3, '12345-01-02 03:04:05.000001+00')`,
+    [randomUUID(), times, '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy'],
   );
   const nullEmail = await createUser(db, PROJECT, { createdAt: '2026-03-02T00:00:00Z' });
   await db.query(

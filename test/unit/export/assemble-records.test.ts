@@ -82,7 +82,7 @@ describe('export: records assembled from the rows of the records statement', () 
     expect(cut).to.deep.equal(whole);
   });
 
-  it('writes the times of the records statement (UTC, ISO style) in RFC 3339 with microseconds, as to_char did', () => {
+  it("writes the statement's times (UTC, ISO style) in RFC 3339 with microseconds, as to_char does", () => {
     const cases: [string | null, string | null][] = [
       ['2026-01-02 03:04:05.123456+00', '2026-01-02T03:04:05.123456Z'],
       ['2026-01-02 03:04:05+00', '2026-01-02T03:04:05.000000Z'],
