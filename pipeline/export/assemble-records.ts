@@ -164,7 +164,9 @@ export function rfc3339Time(text: string | null): string | null {
   )
     return `${text.slice(0, 10)}T${text.slice(11, 26)}Z`;
   const parts = TIME_TEXT.exec(text);
-  if (parts === null) throw new EngineError('RecordsRowUnexpected', `unexpected records row: a time ${text}`);
+  // The message names what was wrong, not the value: it reaches the task's error and the logs.
+  if (parts === null)
+    throw new EngineError('RecordsRowUnexpected', 'unexpected records row: a time not in UTC and ISO style');
   return `${parts[1]}T${parts[2]}.${(parts[3] ?? '').padEnd(6, '0')}Z`;
 }
 
