@@ -120,6 +120,13 @@ export interface Writes {
 }
 
 /**
+ * The user `$1`, locked against deletion until the writer's statement ends, or no row once the
+ * deletion writer has removed it: a row that refers to the user must not race its deletion, as the
+ * import's own writes do not (they lock the users they change).
+ */
+const LIVE_USER = 'SELECT id, standard_attributes FROM users WHERE id = $1 FOR KEY SHARE';
+
+/**
  * Runs every kind of writer at once until `stop` resolves, each in a loop with random pauses:
  * imports with upserts (through the service), role links added and removed, pairs of raw SQL
  * transactions where the one that began first commits last, deletions, verified claims.
@@ -174,8 +181,9 @@ export async function runWriters(
       if (!user) return;
       if (Math.random() < 0.5)
         await db.query(
-          `INSERT INTO user_roles (user_id, role_id)
-           SELECT $1, id FROM roles WHERE project_id = $2 AND key = 'auditor' ON CONFLICT DO NOTHING`,
+          `WITH u AS (${LIVE_USER})
+           INSERT INTO user_roles (user_id, role_id)
+           SELECT u.id, r.id FROM u, roles r WHERE r.project_id = $2 AND r.key = 'auditor' ON CONFLICT DO NOTHING`,
           [user, project],
         );
       else await db.query('DELETE FROM user_roles WHERE user_id = $1', [user]);
@@ -222,9 +230,10 @@ export async function runWriters(
       const user = await someUser();
       if (!user) return;
       await db.query(
-        `INSERT INTO verified_claims (id, user_id, name, value)
-         SELECT gen_random_uuid(), id, 'email', standard_attributes->>'email' FROM users
-          WHERE id = $1 AND standard_attributes ? 'email' ON CONFLICT DO NOTHING`,
+        `WITH u AS (${LIVE_USER})
+         INSERT INTO verified_claims (id, user_id, name, value)
+         SELECT gen_random_uuid(), id, 'email', standard_attributes->>'email' FROM u
+          WHERE standard_attributes ? 'email' ON CONFLICT DO NOTHING`,
         [user],
       );
       writes.claims++;
