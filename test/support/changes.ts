@@ -183,7 +183,8 @@ export async function runWriters(
         await db.query(
           `WITH u AS (${LIVE_USER})
            INSERT INTO user_roles (user_id, role_id)
-           SELECT u.id, r.id FROM u, roles r WHERE r.project_id = $2 AND r.key = 'auditor' ON CONFLICT DO NOTHING`,
+           SELECT u.id, r.id FROM u, roles r WHERE r.project_id = $2 AND r.key = 'auditor'
+               ON CONFLICT DO NOTHING`,
           [user, project],
         );
       else await db.query('DELETE FROM user_roles WHERE user_id = $1', [user]);

@@ -20,7 +20,6 @@ describe('change feed: an export plus its feed equals a later export', function 
   const imports = importEndpoints(service.client, service.keys);
 
   before(async () => {
-    const _project = service.config().project.id;
     await createWriterRoles(service.db(), service.config().project.id);
     await imports.run({
       identifier: 'email',
