@@ -12,3 +12,11 @@ export const RECORD_ARRAYS_IN_FLIGHT = 2;
  * default, which grew from 16 to 64 KiB between versions and would change the read-ahead with it.
  */
 export const ENCODED_BYTES_AHEAD = 64 * 1024;
+
+/**
+ * Bytes of the records statement's COPY text the worker reads ahead of its assembly. Postgres
+ * writes into a socket buffer of the database host's size (a few hundred KiB by default), and
+ * stops when it is full: without a read-ahead of its own, each pause of the worker (a batch of
+ * CSV cells, a collection) would stop the backend too.
+ */
+export const COPY_BYTES_AHEAD = 4 * 1024 * 1024;

@@ -6,6 +6,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { UserKey } from '../db/export-parts.js';
 import type { PoolClient } from '../db/pool.js';
 import { type AssemblyOptions, assembleRecords, type UserRecord } from './assemble-records.js';
+import { COPY_BYTES_AHEAD } from './stage-marks.js';
 import {
   TIME_TEXT_SETTINGS,
   type UserConditions,
@@ -110,10 +111,13 @@ export function recordsStatement(settings: SnapshotSettings = {}): string {
 
 /**
  * Streams the rows every user's record is assembled from through `COPY (...) TO STDOUT`: the
- * fastest way out of Postgres. Run it after prepareSnapshot, on the same client.
+ * fastest way out of Postgres, read up to COPY_BYTES_AHEAD ahead. Run it after prepareSnapshot,
+ * on the same client.
  */
 export function streamUserRows(client: PoolClient, settings: SnapshotSettings = {}): NodeJS.ReadableStream {
-  return client.query(copyTo(`COPY (${recordsStatement(settings)}) TO STDOUT`));
+  return client.query(
+    copyTo(`COPY (${recordsStatement(settings)}) TO STDOUT`, { highWaterMark: COPY_BYTES_AHEAD }),
+  );
 }
 
 /**
