@@ -121,8 +121,8 @@ export interface Writes {
 
 /**
  * The user `$1`, locked against deletion until the writer's statement ends, or no row once the
- * deletion writer has removed it: a row that refers to the user must not race its deletion, as the
- * import's own writes do not (they lock the users they change).
+ * deletion writer has removed it: a row written for the user then never races the user's deletion
+ * into a foreign key error, as the import's own writes never do (they lock the users they change).
  */
 const LIVE_USER = 'SELECT id, standard_attributes FROM users WHERE id = $1 FOR KEY SHARE';
 
