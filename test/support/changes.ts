@@ -120,11 +120,12 @@ export interface Writes {
 }
 
 /**
- * The user `$1`, locked against deletion until the writer's statement ends, or no row once the
- * deletion writer has removed it: a row written for the user then never races the user's deletion
- * into a foreign key error, as the import's own writes never do (they lock the users they change).
+ * The user `$1` of the project `$2`, locked against deletion until the writer's statement ends, or
+ * no row once the deletion writer has removed it: a row written for the user then never races the
+ * user's deletion into a foreign key error, as the import's own writes never do (they lock the
+ * users they change).
  */
-const LIVE_USER = 'SELECT id, standard_attributes FROM users WHERE id = $1 FOR KEY SHARE';
+const LIVE_USER = 'SELECT id, standard_attributes FROM users WHERE id = $1 AND project_id = $2 FOR KEY SHARE';
 
 /**
  * Runs every kind of writer at once until `stop` resolves, each in a loop with random pauses:
@@ -235,7 +236,7 @@ export async function runWriters(
          INSERT INTO verified_claims (id, user_id, name, value)
          SELECT gen_random_uuid(), id, 'email', standard_attributes->>'email' FROM u
           WHERE standard_attributes ? 'email' ON CONFLICT DO NOTHING`,
-        [user],
+        [user, project],
       );
       writes.claims++;
     }),
