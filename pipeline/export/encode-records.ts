@@ -1,7 +1,7 @@
 import type { Transform } from 'node:stream';
 import { streamStage } from '../stream-stage.js';
 import type { CopyRecords, UserRecord } from './assemble-records.js';
-import { ENCODED_BYTES_AHEAD } from './stage-marks.js';
+import { ASSEMBLY_SLICE_BYTES, ENCODED_BYTES_AHEAD } from './stage-marks.js';
 
 /** How a file's text is made: each batch's text as the batch comes, then what the file ends with. */
 export interface BatchText<T> {
@@ -11,9 +11,10 @@ export interface BatchText<T> {
 
 /**
  * The records statement's COPY text -> the export file's text, in one stage: each chunk's records
- * are assembled and encoded before the next chunk is taken, and only text waits between stages. A
- * record kept in a queue between stages (behind a store that is slow for a moment, the queues stay
- * full) would outlive the young generation, and be promoted with everything it holds.
+ * are assembled and encoded a slice of it at a time (ASSEMBLY_SLICE_BYTES) before the next chunk is
+ * taken, and only text waits between stages. A record kept in a queue between stages (behind a
+ * store that is slow for a moment, the queues stay full) would outlive the young generation, and be
+ * promoted with everything it holds.
  * `progress` is told the number of records written so far, after each chunk.
  */
 export function encodeRecords(
@@ -31,7 +32,12 @@ export function encodeRecords(
   const some = (out: string) => (out === '' ? undefined : out);
   return streamStage(
     { writableObjectMode: true, writableHighWaterMark: 1, readableHighWaterMark: ENCODED_BYTES_AHEAD },
-    (chunk: Buffer) => some(encode(records.read(chunk))),
+    (chunk: Buffer) => {
+      let out = '';
+      for (let at = 0; at < chunk.length; at += ASSEMBLY_SLICE_BYTES)
+        out += encode(records.read(chunk.subarray(at, at + ASSEMBLY_SLICE_BYTES)));
+      return some(out);
+    },
     () => some(encode(records.end()) + text.end()),
   );
 }

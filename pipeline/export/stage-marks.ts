@@ -8,6 +8,14 @@
 export const RECORD_ARRAYS_IN_FLIGHT = 2;
 
 /**
+ * Bytes of COPY text assembled and encoded at a time (a chunk read is cut into slices of this
+ * size): a dozen users, whose records and cells are garbage before the young generation is next
+ * collected. Records of a whole chunk (a hundred users) would still be alive then, and each
+ * collection would copy them.
+ */
+export const ASSEMBLY_SLICE_BYTES = 8 * 1024;
+
+/**
  * Encoded bytes an encoder may hold before it stops encoding: set here rather than left to Node's
  * default, which grew from 16 to 64 KiB between versions and would change the read-ahead with it.
  */
