@@ -351,11 +351,25 @@ export class CopyRecords {
   }
 
   read(chunk: Buffer): UserRecord[] {
+    const [records = []] = this.batches(chunk, Number.POSITIVE_INFINITY);
+    return records;
+  }
+
+  /**
+   * The records the chunk completes, `size` at a time: a batch is used up before the next one is
+   * assembled, so that its records are garbage before the young generation is next collected.
+   */
+  *batches(chunk: Buffer, size: number): Generator<UserRecord[]> {
     const lines = (this.rest + this.decoder.write(chunk)).split('\n');
     this.rest = lines.pop() ?? '';
-    const records: UserRecord[] = [];
-    for (const line of lines) this.add(line, records);
-    return records;
+    let records: UserRecord[] = [];
+    for (const line of lines) {
+      this.add(line, records);
+      if (records.length < size) continue;
+      yield records;
+      records = [];
+    }
+    if (records.length > 0) yield records;
   }
 
   end(): UserRecord[] {

@@ -3,6 +3,7 @@ import type { UserRecord } from './assemble-records.js';
 import type { BatchText } from './encode-records.js';
 import type { ExportField } from './pointers.js';
 import { projectPointers } from './project-pointers.js';
+import { CSV_RECORDS_AT_ONCE } from './stage-marks.js';
 
 /**
  * Cells as docs/decisions.md encodes them: strings as is, numbers in plain decimal, booleans
@@ -90,5 +91,9 @@ export function csvText(fields: readonly ExportField[], settings: CsvSettings): 
     fields.map((f) => f.field_name),
     settings,
   );
-  return { encode: (records) => rows.encode(project(records)), end: () => rows.end() };
+  return {
+    encode: (records) => rows.encode(project(records)),
+    end: () => rows.end(),
+    recordsAtOnce: CSV_RECORDS_AT_ONCE,
+  };
 }

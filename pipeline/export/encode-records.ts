@@ -1,17 +1,19 @@
 import type { Transform } from 'node:stream';
 import { streamStage } from '../stream-stage.js';
 import type { CopyRecords, UserRecord } from './assemble-records.js';
-import { ASSEMBLY_SLICE_BYTES, ENCODED_BYTES_AHEAD } from './stage-marks.js';
+import { ENCODED_BYTES_AHEAD } from './stage-marks.js';
 
 /** How a file's text is made: each batch's text as the batch comes, then what the file ends with. */
 export interface BatchText<T> {
   encode(batch: T[]): string;
   end(): string;
+  /** The most records a batch holds; without it, every record a chunk read completes. */
+  readonly recordsAtOnce?: number;
 }
 
 /**
  * The records statement's COPY text -> the export file's text, in one stage: each chunk's records
- * are assembled and encoded a slice of it at a time (ASSEMBLY_SLICE_BYTES) before the next chunk is
+ * are assembled and encoded (a batch of `text.recordsAtOnce` at a time) before the next chunk is
  * taken, and only text waits between stages. A record kept in a queue between stages (behind a
  * store that is slow for a moment, the queues stay full) would outlive the young generation, and be
  * promoted with everything it holds.
@@ -30,12 +32,12 @@ export function encodeRecords(
     return text.encode(batch);
   };
   const some = (out: string) => (out === '' ? undefined : out);
+  const atOnce = text.recordsAtOnce ?? Number.POSITIVE_INFINITY;
   return streamStage(
     { writableObjectMode: true, writableHighWaterMark: 1, readableHighWaterMark: ENCODED_BYTES_AHEAD },
     (chunk: Buffer) => {
       let out = '';
-      for (let at = 0; at < chunk.length; at += ASSEMBLY_SLICE_BYTES)
-        out += encode(records.read(chunk.subarray(at, at + ASSEMBLY_SLICE_BYTES)));
+      for (const batch of records.batches(chunk, atOnce)) out += encode(batch);
       return some(out);
     },
     () => some(encode(records.end()) + text.end()),

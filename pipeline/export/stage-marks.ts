@@ -8,12 +8,13 @@
 export const RECORD_ARRAYS_IN_FLIGHT = 2;
 
 /**
- * Bytes of COPY text assembled and encoded at a time (a chunk read is cut into slices of this
- * size): a dozen users, whose records and cells are garbage before the young generation is next
- * collected. Records of a whole chunk (a hundred users) would still be alive then, and each
- * collection would copy them.
+ * Records a CSV export assembles and encodes at a time. A record's cells go through csv-stringify
+ * one by one, which leaves a few hundred bytes of garbage for each: the young generation fills in
+ * a few hundred users, and the records of a whole chunk read (about a hundred) would still be alive
+ * at many of its collections, which would copy them each time. An ndjson record leaves far less,
+ * and is encoded with the rest of its chunk.
  */
-export const ASSEMBLY_SLICE_BYTES = 8 * 1024;
+export const CSV_RECORDS_AT_ONCE = 16;
 
 /**
  * Encoded bytes an encoder may hold before it stops encoding: set here rather than left to Node's
