@@ -39,6 +39,12 @@ const VERIFIED_CLAIM = columnsOf('verified_claim');
 /** What the assembly needs besides the rows: the issuer named in TOTP URIs. */
 export interface AssemblyOptions {
   readonly totpIssuer: string;
+  /**
+   * The members a file reads (a CSV export's pointers start with them); without it, every member.
+   * The members that cost the most to build (a list, a JSON text to read) are left out of a
+   * record whose file does not read them.
+   */
+  readonly members?: ReadonlySet<string>;
 }
 
 /** The standard attributes of an exported user, in the order of the spec's pointer table. */
@@ -128,15 +134,19 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   record.disabled = field(user, USER.is_disabled) === 'true';
   put(record, 'account_valid_from', rfc3339Time(field(user, USER.account_valid_from)));
   put(record, 'account_valid_until', rfc3339Time(field(user, USER.account_valid_until)));
-  const primary = rows.authenticators.find(
-    (a) => field(a, AUTHENTICATOR.kind) === 'primary' && field(a, AUTHENTICATOR.type) === 'password',
-  );
-  put(record, 'password', primary && passwordOf(primary));
-  record.identities = rows.identities.map(identityOf);
-  record.mfa = mfaOf(rows, standard, options.totpIssuer);
+  const read = (name: string) => options.members?.has(name) ?? true;
+  if (read('password')) {
+    const primary = rows.authenticators.find(
+      (a) => field(a, AUTHENTICATOR.kind) === 'primary' && field(a, AUTHENTICATOR.type) === 'password',
+    );
+    put(record, 'password', primary && passwordOf(primary));
+  }
+  if (read('identities')) record.identities = rows.identities.map(identityOf);
+  if (read('mfa')) record.mfa = mfaOf(rows, standard, options.totpIssuer);
   record.biometric_count = 0;
   record.passkey_count = 0;
-  put(record, 'custom_attributes', parseJson(field(user, USER.custom_attributes), true));
+  if (read('custom_attributes'))
+    put(record, 'custom_attributes', parseJson(field(user, USER.custom_attributes), true));
   return record;
 }
 

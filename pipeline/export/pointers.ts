@@ -68,6 +68,11 @@ export function exportFields(
   }));
 }
 
+/** The records' members the fields read: the first token of each pointer. */
+export function pointedMembers(fields: readonly ExportField[]): Set<string> {
+  return new Set(fields.map((f) => pointerTokens(f.pointer)[0] as string));
+}
+
 /** The field names of a request when any repeats, else undefined (UserExportNonUniqueFieldNames). */
 export function nonUniqueFieldNames(fields: readonly ExportField[]): string[] | undefined {
   const names = fields.map((f) => f.field_name);

@@ -7,6 +7,7 @@ import { CopyRecords } from './assemble-records.js';
 import { csvText } from './encode-csv.js';
 import { ndjsonText } from './encode-ndjson.js';
 import { encodeRecords } from './encode-records.js';
+import { pointedMembers } from './pointers.js';
 import { type SnapshotSettings, streamUserRows, TIME_POINTERS } from './user-rows.js';
 
 /** Which users the export's records statement reads, and what their records carry. */
@@ -51,7 +52,15 @@ export async function writeRecords<T>(
   return digestInto(
     [
       streamUserRows(client, settings),
-      encodeRecords(new CopyRecords({ totpIssuer: writing.totpIssuer }), text, writing.progress),
+      encodeRecords(
+        new CopyRecords({
+          totpIssuer: writing.totpIssuer,
+          // A CSV file holds only the cells its fields point at; an ndjson file holds whole records.
+          ...(options.format === 'csv' ? { members: pointedMembers(options.fields) } : {}),
+        }),
+        text,
+        writing.progress,
+      ),
       ...(options.compression === 'gzip' ? [createGzip()] : []),
     ],
     writing.sink,

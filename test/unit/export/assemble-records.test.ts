@@ -28,6 +28,8 @@ const user = (id: string, standard: object, custom: object | null = null, disabl
     null,
   );
 
+const nulls = (n: number) => Array.from({ length: n }, () => null);
+
 const LINES = [
   user('u-1', { email: 'zoë@example.com', name: 'Zoë', nickname: null }, { tier: 'gold', gone: null }),
   row(2, 'admin'),
@@ -80,6 +82,28 @@ describe('export: records assembled from the rows of the records statement', () 
     await pipeline(Readable.from(chunks), assembleRecords({ totpIssuer: 'x' }), collect(cut));
     expect(whole.map((r) => r.sub)).to.deep.equal(['u-1', 'u-2']);
     expect(cut).to.deep.equal(whole);
+  });
+
+  it('leaves out the lists and custom attributes that the file does not read, and keeps those it does', () => {
+    const lines = [
+      user('u-1', { email: 'a@example.com' }, { tier: 'gold' }),
+      row(1, 'login_id', 'email', 'a@example.com', 'email', 'a@example.com', 'a@example.com', ...nulls(6), '{}'),
+      row(4, 'secondary', 'oob_otp_email', null, 'a@example.com', ...nulls(3)),
+      row(4, 'primary', 'password', '$2a$10$abcdefghijklmnopqrstuv', ...nulls(4)),
+    ];
+    const assemble = (members?: ReadonlySet<string>) => {
+      const assembler = new RecordAssembler({ totpIssuer: 'x', ...(members ? { members } : {}) });
+      for (const line of lines) assembler.add(line);
+      return assembler.end() as UserRecord;
+    };
+    const whole = assemble();
+    expect(whole).to.include.keys('identities', 'mfa', 'password', 'custom_attributes');
+    const narrow = assemble(new Set(['sub', 'email', 'roles']));
+    expect(narrow).to.not.have.any.keys('identities', 'mfa', 'password', 'custom_attributes');
+    expect(narrow).to.deep.include({ sub: 'u-1', email: 'a@example.com', roles: [] });
+    const read = assemble(new Set(['identities', 'mfa', 'password', 'custom_attributes']));
+    for (const name of ['identities', 'mfa', 'password', 'custom_attributes'])
+      expect(read[name], name).to.deep.equal(whole[name]);
   });
 
   it("writes the statement's times (UTC, ISO style) in RFC 3339 with microseconds, as to_char does", () => {
