@@ -134,18 +134,18 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   record.disabled = field(user, USER.is_disabled) === 'true';
   put(record, 'account_valid_from', rfc3339Time(field(user, USER.account_valid_from)));
   put(record, 'account_valid_until', rfc3339Time(field(user, USER.account_valid_until)));
-  const read = (name: string) => options.members?.has(name) ?? true;
-  if (read('password')) {
+  const wanted = (name: string) => options.members?.has(name) ?? true;
+  if (wanted('password')) {
     const primary = rows.authenticators.find(
       (a) => field(a, AUTHENTICATOR.kind) === 'primary' && field(a, AUTHENTICATOR.type) === 'password',
     );
     put(record, 'password', primary && passwordOf(primary));
   }
-  if (read('identities')) record.identities = rows.identities.map(identityOf);
-  if (read('mfa')) record.mfa = mfaOf(rows, standard, options.totpIssuer);
+  if (wanted('identities')) record.identities = rows.identities.map(identityOf);
+  if (wanted('mfa')) record.mfa = mfaOf(rows, standard, options.totpIssuer);
   record.biometric_count = 0;
   record.passkey_count = 0;
-  if (read('custom_attributes'))
+  if (wanted('custom_attributes'))
     put(record, 'custom_attributes', parseJson(field(user, USER.custom_attributes), true));
   return record;
 }

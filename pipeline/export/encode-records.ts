@@ -17,7 +17,7 @@ export interface BatchText<T> {
  * taken, and only text waits between stages. A record kept in a queue between stages (behind a
  * store that is slow for a moment, the queues stay full) would outlive the young generation, and be
  * promoted with everything it holds.
- * `progress` is told the number of records written so far, after each chunk.
+ * `progress` is told the number of records written so far, after each batch.
  */
 export function encodeRecords(
   records: CopyRecords,
