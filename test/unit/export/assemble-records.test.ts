@@ -85,10 +85,11 @@ describe('export: records assembled from the rows of the records statement', () 
   });
 
   it('leaves out the lists and custom attributes that the file does not read, and keeps those it does', () => {
+    const email = 'a@example.com';
     const lines = [
-      user('u-1', { email: 'a@example.com' }, { tier: 'gold' }),
-      row(1, 'login_id', 'email', 'a@example.com', 'email', 'a@example.com', 'a@example.com', ...nulls(6), '{}'),
-      row(4, 'secondary', 'oob_otp_email', null, 'a@example.com', ...nulls(3)),
+      user('u-1', { email }, { tier: 'gold' }),
+      row(1, 'login_id', 'email', email, 'email', email, email, ...nulls(6), '{}'),
+      row(4, 'secondary', 'oob_otp_email', null, email, ...nulls(3)),
       row(4, 'primary', 'password', '$2a$10$abcdefghijklmnopqrstuv', ...nulls(4)),
     ];
     const assemble = (members?: ReadonlySet<string>) => {
@@ -100,7 +101,7 @@ describe('export: records assembled from the rows of the records statement', () 
     expect(whole).to.include.keys('identities', 'mfa', 'password', 'custom_attributes');
     const narrow = assemble(new Set(['sub', 'email', 'roles']));
     expect(narrow).to.not.have.any.keys('identities', 'mfa', 'password', 'custom_attributes');
-    expect(narrow).to.deep.include({ sub: 'u-1', email: 'a@example.com', roles: [] });
+    expect(narrow).to.deep.include({ sub: 'u-1', email, roles: [] });
     const read = assemble(new Set(['identities', 'mfa', 'password', 'custom_attributes']));
     for (const name of ['identities', 'mfa', 'password', 'custom_attributes'])
       expect(read[name], name).to.deep.equal(whole[name]);
