@@ -111,6 +111,28 @@ export interface RecordsStatementOptions {
   readonly times: boolean;
   /** Password hashes are read (include_password_hashes); otherwise they never leave Postgres. */
   readonly passwordHashes: boolean;
+  /** The members the file reads (a CSV's fields); without it, every member. */
+  readonly members?: ReadonlySet<string>;
+}
+
+/**
+ * The kinds of related row each member of a record is built from (assembleRecord): a file that
+ * reads none of the members of a kind leaves that kind's rows in Postgres.
+ */
+const MEMBER_ROWS: Readonly<Record<string, readonly RowKind[]>> = {
+  email_verified: ['verified_claim'],
+  phone_number_verified: ['verified_claim'],
+  roles: ['role'],
+  groups: ['group'],
+  password: ['authenticator'],
+  identities: ['identity'],
+  mfa: ['authenticator'],
+};
+
+/** The kinds of row the records of a file that reads `members` are built from (every kind without it). */
+function rowKindsOf(members: ReadonlySet<string> | undefined): ReadonlySet<RowKind> {
+  if (members === undefined) return new Set(ROW_KINDS);
+  return new Set<RowKind>(['user', ...[...members].flatMap((name) => MEMBER_ROWS[name] ?? [])]);
 }
 
 function rowSources({ times, passwordHashes }: RecordsStatementOptions): Record<RowKind, RowSource> {
@@ -207,17 +229,20 @@ function branchSql(kind: number, source: RowSource, users: string): string {
 
 /**
  * Every exported user as plain rows (ROW_KINDS, ROW_COLUMNS): the user's row, then its
- * identities, roles, groups, authenticators and verified claims, users in creation order (the
- * keyset (created_at, id) of index users_created_at_id). Each branch is ordered by itself in the
- * statement's whole order, so Postgres merges them as they stream (Merge Append over index scans)
- * rather than sorting the rows before the first one leaves; prepareSnapshot keeps hash joins out
- * of the plan for the same reason. Building the JSON is left to the worker, where it costs a
- * fraction of what Postgres's JSON functions cost.
+ * identities, roles, groups, authenticators and verified claims (the kinds the file's members are
+ * built from), users in creation order (the keyset (created_at, id) of index users_created_at_id).
+ * Each branch is ordered by itself in the statement's whole order, so Postgres merges them as they
+ * stream (Merge Append over index scans) rather than sorting the rows before the first one leaves;
+ * prepareSnapshot keeps hash joins out of the plan for the same reason. Building the JSON is left
+ * to the worker, where it costs a fraction of what Postgres's JSON functions cost.
  */
 export function userRecordsSql(options: RecordsStatementOptions): string {
   const sources = rowSources(options);
   const users = userConditionSql(options.conditions);
-  const branches = ROW_KINDS.map((kind, n) => branchSql(n, sources[kind], users));
+  const kinds = rowKindsOf(options.members);
+  const branches = ROW_KINDS.flatMap((kind, n) =>
+    kinds.has(kind) ? [branchSql(n, sources[kind], users)] : [],
+  );
   const values = Array.from({ length: WIDTH }, (_, n) => `x.v${n + 1}`);
   return `
 SELECT x.kind, ${values.join(', ')}

@@ -33,6 +33,11 @@ export interface SnapshotSettings {
   readonly times?: boolean;
   /** `password` and `mfa.password` (include_password_hashes). */
   readonly passwordHashes?: boolean;
+  /**
+   * The members the file reads (a CSV's fields point into them); without it, every member. The
+   * statement reads only the related rows they are built from, and the assembly builds only them.
+   */
+  readonly members?: ReadonlySet<string>;
   /** One part of a split export: its users only (read under the coordinator's snapshot). */
   readonly part?: {
     readonly after: UserKey | undefined;
@@ -106,6 +111,7 @@ export function recordsStatement(settings: SnapshotSettings = {}): string {
     conditions: userConditions(settings),
     times: settings.times === true,
     passwordHashes: settings.passwordHashes === true,
+    ...(settings.members ? { members: settings.members } : {}),
   });
 }
 

@@ -16,6 +16,8 @@ export function snapshotSettings(options: ExportTaskOptions): SnapshotSettings {
     filters: options.filters,
     times: options.fields.some((f) => TIME_POINTERS.includes(f.pointer)),
     passwordHashes: options.include_password_hashes === true,
+    // A CSV file holds only the cells its fields point at; an ndjson file holds whole records.
+    ...(options.format === 'csv' ? { members: pointedMembers(options.fields) } : {}),
   };
 }
 
@@ -55,8 +57,7 @@ export async function writeRecords<T>(
       encodeRecords(
         new CopyRecords({
           totpIssuer: writing.totpIssuer,
-          // A CSV file holds only the cells its fields point at; an ndjson file holds whole records.
-          ...(options.format === 'csv' ? { members: pointedMembers(options.fields) } : {}),
+          ...(settings.members ? { members: settings.members } : {}),
         }),
         text,
         writing.progress,

@@ -8,8 +8,10 @@ import { decodeCopyField } from '../../../pipeline/db/copy-text.js';
 import type { Pool } from '../../../pipeline/db/pool.js';
 import { withSnapshot } from '../../../pipeline/db/transaction.js';
 import { CopyRecords, RecordAssembler } from '../../../pipeline/export/assemble-records.js';
+import { csvText } from '../../../pipeline/export/encode-csv.js';
 import { ndjsonText } from '../../../pipeline/export/encode-ndjson.js';
 import { encodeRecords } from '../../../pipeline/export/encode-records.js';
+import { type ExportField, pointedMembers } from '../../../pipeline/export/pointers.js';
 import {
   type ExportFilters,
   prepareSnapshot,
@@ -224,6 +226,29 @@ async function assembledLines(db: Pool, settings: SnapshotSettings): Promise<str
   });
 }
 
+/**
+ * The CSV lines of `fields`, from the records statement and assembly of `members` (every member:
+ * undefined), with times and password hashes.
+ */
+async function csvLines(
+  db: Pool,
+  fields: readonly ExportField[],
+  members: ReadonlySet<string> | undefined,
+): Promise<string[]> {
+  const settings: SnapshotSettings = { times: true, passwordHashes: true, ...(members ? { members } : {}) };
+  return withSnapshot(db, async (client) => {
+    await prepareSnapshot(client, 'default', settings);
+    return copyText(
+      streamUserRows(client, settings),
+      encodeRecords(
+        new CopyRecords({ totpIssuer: ISSUER, ...(members ? { members } : {}) }),
+        csvText(fields, {}),
+        () => {},
+      ),
+    );
+  });
+}
+
 /** The ndjson lines the export wrote when Postgres built the JSON (JSON.stringify of each). */
 async function referenceLines(db: Pool, settings: SnapshotSettings): Promise<string[]> {
   return withSnapshot(db, async (client) => {
@@ -337,6 +362,33 @@ describe('export record assembly', () => {
       expect(plan['Sort Key']).to.have.length(6);
       expect(planNodes(plan).map((node) => node['Node Type'])).to.not.include('Sort');
     }
+  });
+
+  it("reads and builds only the members a CSV's fields point at, and writes the same cells", async () => {
+    // Each with a value of Ann's that only its related rows give (or, the first, her own row).
+    const cases: [string[], string][] = [
+      [['/sub', '/email', '/custom_attributes/tier'], 'ann.full@example.com,gold'],
+      [['/email_verified', '/roles'], 'true,"[""admin"",""editor""]"'],
+      [['/phone_number_verified', '/groups', '/password/type'], 'true,"[""beta"",""staff""]",bcrypt'],
+      [['/mfa/totps/0/secret', '/mfa/password/type'], 'JBSWY3DPEHPK3PXP,argon2id'],
+      [['/identities/4/oauth/provider_subject_id'], 's-1'],
+    ];
+    for (const [pointers, ann] of cases) {
+      const fields = pointers.map((pointer) => ({ pointer, field_name: pointer }));
+      const narrow = await csvLines(db(), fields, pointedMembers(fields));
+      expect(narrow, pointers.join()).to.deep.equal(await csvLines(db(), fields, undefined));
+      expect(narrow[1], pointers.join()).to.include(ann);
+    }
+    const tables = async (members: string[]) =>
+      new Set(
+        planNodes(await recordsPlan(db(), { members: new Set(members) })).flatMap(
+          (n) => n['Relation Name'] ?? [],
+        ),
+      );
+    expect(await tables(['sub', 'email', 'custom_attributes'])).to.deep.equal(new Set(['users']));
+    expect(await tables(['roles', 'mfa'])).to.deep.equal(
+      new Set(['users', 'user_roles', 'roles', 'authenticators']),
+    );
   });
 
   it("reads a part's range of users through the creation-order index, not every user", async () => {
