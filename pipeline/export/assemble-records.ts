@@ -134,20 +134,24 @@ function assembleRecord(rows: UserRows, options: AssemblyOptions): UserRecord {
   record.disabled = field(user, USER.is_disabled) === 'true';
   put(record, 'account_valid_from', rfc3339Time(field(user, USER.account_valid_from)));
   put(record, 'account_valid_until', rfc3339Time(field(user, USER.account_valid_until)));
-  const wanted = (name: string) => options.members?.has(name) ?? true;
-  if (wanted('password')) {
+  if (wanted(options, 'password')) {
     const primary = rows.authenticators.find(
       (a) => field(a, AUTHENTICATOR.kind) === 'primary' && field(a, AUTHENTICATOR.type) === 'password',
     );
     put(record, 'password', primary && passwordOf(primary));
   }
-  if (wanted('identities')) record.identities = rows.identities.map(identityOf);
-  if (wanted('mfa')) record.mfa = mfaOf(rows, standard, options.totpIssuer);
+  if (wanted(options, 'identities')) record.identities = rows.identities.map(identityOf);
+  if (wanted(options, 'mfa')) record.mfa = mfaOf(rows, standard, options.totpIssuer);
   record.biometric_count = 0;
   record.passkey_count = 0;
-  if (wanted('custom_attributes'))
+  if (wanted(options, 'custom_attributes'))
     put(record, 'custom_attributes', parseJson(field(user, USER.custom_attributes), true));
   return record;
+}
+
+/** Whether the file reads a member of the records (AssemblyOptions.members). */
+function wanted(options: AssemblyOptions, name: string): boolean {
+  return options.members?.has(name) ?? true;
 }
 
 /** A column's value in a row (which holds every column of its kind: decodeCopyFields). */

@@ -9,7 +9,7 @@ export const RECORD_ARRAYS_IN_FLIGHT = 2;
 
 /**
  * Records a CSV export assembles and encodes at a time. A record's cells go through csv-stringify
- * one by one, which leaves a few hundred bytes of garbage for each: the young generation fills in
+ * one by one, which leaves hundreds of bytes of garbage for each: the young generation fills in
  * a few hundred users, and the records of a whole chunk read (about a hundred) would still be alive
  * at many of its collections, which would copy them each time. An ndjson record leaves far less,
  * and is encoded with the rest of its chunk.
