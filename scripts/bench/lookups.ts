@@ -5,7 +5,7 @@ import {
 } from '../../pipeline/db/lookups.js';
 import type { Pool } from '../../pipeline/db/pool.js';
 import { BENCH_PROJECT, BENCH_SCHEMA, generated } from './bench-schema.js';
-import { throughput } from './measure.js';
+import { median, throughput } from './measure.js';
 import {
   type BenchProcess,
   benchAdminKeys,
@@ -245,14 +245,10 @@ export async function loneClientTurns(
 
 /** The median window's latencies and requests/s; the failures of all windows. */
 function typicalWindow(results: readonly WrkResult[]): WrkResult {
-  const median = (pick: (r: WrkResult) => number) => {
-    const sorted = results.map(pick).sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-  };
   return {
-    qps: median((r) => r.qps),
-    p50: median((r) => r.p50),
-    p99: median((r) => r.p99),
+    qps: median(results.map((r) => r.qps)),
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
     failures: results.reduce((sum, r) => sum + r.failures, 0),
   };
 }

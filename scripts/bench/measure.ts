@@ -17,6 +17,12 @@ export function countSetting(name: string, fallback: number): number {
   return count;
 }
 
+/** The middle of some measurements (the upper middle of an even count); NaN of none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 /** Throughput of `clients` concurrent loops of `call`, in calls per second. */
 export async function throughput(
   clients: number,
