@@ -1,6 +1,7 @@
 import { BlobStorage } from '../../pipeline/blob/blob-storage.js';
 import { postgresQueueBus } from '../../pipeline/bus/postgres-queue.js';
 import { configFromDocument } from '../../pipeline/config.js';
+import type { Pool } from '../../pipeline/db/pool.js';
 import { createLogger } from '../../pipeline/log.js';
 import { upkeepRounds } from '../../pipeline/tasks/task-upkeep.js';
 import { BENCH_PROJECT } from './bench-schema.js';
@@ -14,9 +15,8 @@ const MEASURED_ROUNDS = 40;
  * One full round of a process's upkeep (every sweep's turn taken: lapsed leases, abandoned files,
  * passed-over tasks, the relay, retention) with 100,000 completed tasks retained, beside the same
  * round with 1,000: the median of 40 rounds each, the two taken in turn so that the machine's
- * drift during the run weighs on both alike (a round takes a few milliseconds). Each task as a
- * completed export leaves it: its file named, its event, its attempt. The container is Azurite's,
- * holding no file.
+ * drift during the run weighs on both alike (a round takes a few milliseconds). The container is
+ * Azurite's, holding no file.
  */
 export async function benchUpkeep(
   databaseUrl: string,
@@ -55,8 +55,40 @@ async function retainedTasks(
   tasks: number,
 ): Promise<{ roundMs(): Promise<number>; close(): Promise<void> }> {
   const pool = await freshSchema(databaseUrl, schema);
-  const storage = await BlobStorage.open({ connectionString: blobs }, `bench-upkeep-${Date.now()}`);
+  const drop = async () => {
+    await pool.end();
+    await dropSchema(databaseUrl, schema);
+  };
+  try {
+    await retain(pool, tasks);
+  } catch (err) {
+    await drop();
+    throw err;
+  }
+  const storage = await BlobStorage.open({ connectionString: blobs }, `bench-upkeep-${tasks}-${Date.now()}`);
   const log = createLogger('silent');
+  const config = configFromDocument({
+    log_level: 'silent',
+    project: { id: BENCH_PROJECT, domain: 'bench.example' },
+  });
+  const bus = postgresQueueBus(pool, log);
+  return {
+    async roundMs() {
+      await pool.query('DELETE FROM upkeep_jobs'); // every sweep's turn is due
+      const round = upkeepRounds(pool, bus, storage, config, log, () => [BENCH_PROJECT]);
+      const started = process.hrtime.bigint();
+      await round();
+      return Number(process.hrtime.bigint() - started) / 1e6;
+    },
+    async close() {
+      await bus.close();
+      await drop();
+    },
+  };
+}
+
+/** `tasks` completed exports, as each leaves them: its file named, its event, its attempt. */
+async function retain(pool: Pool, tasks: number): Promise<void> {
   await pool.query(
     `INSERT INTO tasks (id, kind, project_id, status, created_at, completed_at, file_name, attempt)
      SELECT 'userexport_' || lpad(n::text, 32, '0'), 'export', $2, 'completed',
@@ -73,23 +105,4 @@ async function retainedTasks(
      SELECT id, project_id, 'user_export.completed', '{}', completed_at FROM tasks`,
   );
   await pool.query('VACUUM ANALYZE tasks, task_events, task_attempts');
-  const config = configFromDocument({
-    log_level: 'silent',
-    project: { id: BENCH_PROJECT, domain: 'bench.example' },
-  });
-  const bus = postgresQueueBus(pool, log);
-  return {
-    async roundMs() {
-      await pool.query('DELETE FROM upkeep_jobs'); // every sweep's turn is due
-      const round = upkeepRounds(pool, bus, storage, config, log, () => [BENCH_PROJECT]);
-      const started = process.hrtime.bigint();
-      await round();
-      return Number(process.hrtime.bigint() - started) / 1e6;
-    },
-    async close() {
-      await bus.close();
-      await pool.end();
-      await dropSchema(databaseUrl, schema);
-    },
-  };
 }
