@@ -44,7 +44,7 @@ export interface AssemblyOptions {
    * The members that cost the most to build (a list, a JSON text to read) are left out of a
    * record whose file does not read them.
    */
-  readonly members?: ReadonlySet<string>;
+  readonly members?: ReadonlySet<string> | undefined;
 }
 
 /** The standard attributes of an exported user, in the order of the spec's pointer table. */

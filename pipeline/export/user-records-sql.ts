@@ -112,7 +112,7 @@ export interface RecordsStatementOptions {
   /** Password hashes are read (include_password_hashes); otherwise they never leave Postgres. */
   readonly passwordHashes: boolean;
   /** The members the file reads (a CSV's fields); without it, every member. */
-  readonly members?: ReadonlySet<string>;
+  readonly members?: ReadonlySet<string> | undefined;
 }
 
 /**

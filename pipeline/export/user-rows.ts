@@ -37,7 +37,7 @@ export interface SnapshotSettings {
    * The members the file reads (a CSV's fields point into them); without it, every member. The
    * statement reads only the related rows they are built from, and the assembly builds only them.
    */
-  readonly members?: ReadonlySet<string>;
+  readonly members?: ReadonlySet<string> | undefined;
   /** One part of a split export: its users only (read under the coordinator's snapshot). */
   readonly part?: {
     readonly after: UserKey | undefined;
@@ -111,7 +111,7 @@ export function recordsStatement(settings: SnapshotSettings = {}): string {
     conditions: userConditions(settings),
     times: settings.times === true,
     passwordHashes: settings.passwordHashes === true,
-    ...(settings.members ? { members: settings.members } : {}),
+    members: settings.members,
   });
 }
 

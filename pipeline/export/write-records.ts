@@ -17,7 +17,7 @@ export function snapshotSettings(options: ExportTaskOptions): SnapshotSettings {
     times: options.fields.some((f) => TIME_POINTERS.includes(f.pointer)),
     passwordHashes: options.include_password_hashes === true,
     // A CSV file holds only the cells its fields point at; an ndjson file holds whole records.
-    ...(options.format === 'csv' ? { members: pointedMembers(options.fields) } : {}),
+    members: options.format === 'csv' ? pointedMembers(options.fields) : undefined,
   };
 }
 
@@ -57,7 +57,7 @@ export async function writeRecords<T>(
       encodeRecords(
         new CopyRecords({
           totpIssuer: writing.totpIssuer,
-          ...(settings.members ? { members: settings.members } : {}),
+          members: settings.members,
         }),
         text,
         writing.progress,
