@@ -35,6 +35,9 @@ export async function startEmbeddedAzurite(
   const child: ChildProcess = spawn(
     process.execPath,
     [
+      // The store shares the service's cores: V8 counts its request bodies' memory in its heap's
+      // limits rather than collecting the whole heap each time they pass a fixed amount.
+      '--external-memory-accounted-in-global-limit',
       entry,
       ...['--blobHost', '127.0.0.1', '--blobPort', String(port), '--location', location],
       // The newest @azure/storage-blob speaks an API version Azurite does not know yet.
