@@ -9,6 +9,9 @@ NODE_MODULES := node_modules/.package-lock.json
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 TEST_PG_URL = $(shell scripts/services/postgres.sh url)
 BENCH_PG_URL = $(shell scripts/services/postgres.sh socket-url)
+# The export section streams each export's records as a worker on another machine reads them:
+# over TCP (docs/bench.md).
+BENCH_PG_TCP_URL = $(shell scripts/services/postgres.sh url)
 
 .PHONY: help install build console browser screenshots start api pipeline migrate replay search-reindex services services-stop kafka-cluster typecheck lint test test-full test-unit test-cluster bench clean
 
@@ -157,7 +160,8 @@ test-cluster: install services kafka-cluster
 bench: build services
 	scripts/bench/ensure-wrk.sh
 	scripts/services/postgres.sh standby-stop
-	BENCH_DATABASE_URL="$(BENCH_PG_URL)" BENCH_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
+	BENCH_DATABASE_URL="$(BENCH_PG_URL)" BENCH_DATABASE_TCP_URL="$(BENCH_PG_TCP_URL)" \
+	  BENCH_KAFKA_BROKERS="$$(scripts/services/kafka.sh brokers)" \
 	  BENCH_KAFKA_CLUSTER_BROKERS="$$(scripts/services/kafka-cluster.sh brokers)" \
 	  BENCH_AZURE_STORAGE_CONNECTION_STRING="$$(scripts/services/azurite.sh connection-string)" \
 	  BENCH_CLICKHOUSE_URL="$$(scripts/services/clickhouse.sh url)" \

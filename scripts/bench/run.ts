@@ -27,13 +27,15 @@ import { benchUpkeep } from './upkeep.js';
 import { benchUserctl } from './userctl.js';
 
 const url = process.env.BENCH_DATABASE_URL;
+// The same server over TCP, as workers on other machines reach it (the export section).
+const tcpUrl = process.env.BENCH_DATABASE_TCP_URL;
 const clickhouse = process.env.BENCH_CLICKHOUSE_URL;
 const brokers = process.env.BENCH_KAFKA_BROKERS;
 const blobs = process.env.BENCH_AZURE_STORAGE_CONNECTION_STRING;
 const cluster = process.env.BENCH_KAFKA_CLUSTER_BROKERS;
-if (!url || !brokers || !blobs || !clickhouse || !cluster) {
+if (!url || !tcpUrl || !brokers || !blobs || !clickhouse || !cluster) {
   process.stderr.write(
-    'BENCH_DATABASE_URL, BENCH_KAFKA_BROKERS, BENCH_KAFKA_CLUSTER_BROKERS, BENCH_AZURE_STORAGE_CONNECTION_STRING or BENCH_CLICKHOUSE_URL is not set: run `make bench`\n',
+    'BENCH_DATABASE_URL, BENCH_DATABASE_TCP_URL, BENCH_KAFKA_BROKERS, BENCH_KAFKA_CLUSTER_BROKERS, BENCH_AZURE_STORAGE_CONNECTION_STRING or BENCH_CLICKHOUSE_URL is not set: run `make bench`\n',
   );
   process.exit(2);
 }
@@ -83,7 +85,7 @@ const SECTIONS: Record<string, Section> = {
     measure: async () => benchSearch(await usersDb(), url, brokers, clickhouse, users, log),
     done: closeUsersDb,
   },
-  export: { measure: () => benchExports(url, brokers, blobs, users, log) },
+  export: { measure: () => benchExports(tcpUrl, brokers, blobs, users, log) },
   import: { measure: () => benchImport(url, brokers, blobs, log) },
   changes: { measure: () => benchChanges(url, brokers, log) },
   'task-leases': { measure: () => benchTaskLeases(url, log) },
