@@ -59,13 +59,14 @@ async function retainedTasks(
     await pool.end();
     await dropSchema(databaseUrl, schema);
   };
+  let storage: BlobStorage;
   try {
     await retain(pool, tasks);
+    storage = await BlobStorage.open({ connectionString: blobs }, `bench-upkeep-${tasks}-${Date.now()}`);
   } catch (err) {
     await drop();
     throw err;
   }
-  const storage = await BlobStorage.open({ connectionString: blobs }, `bench-upkeep-${tasks}-${Date.now()}`);
   const log = createLogger('silent');
   const config = configFromDocument({
     log_level: 'silent',
